@@ -1,0 +1,5 @@
+package dev.parley.core;
+
+/** An audit entry as stored, with its position in the log. */
+public record AuditRecord(long id, AuditEntry entry) {
+}

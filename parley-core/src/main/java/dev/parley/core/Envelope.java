@@ -1,0 +1,23 @@
+package dev.parley.core;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One message or event in a node's inbox. {@code seq} grows by one per target inbox.
+ * {@code messageId} is the sender's idempotency key and is not shown to the receiver.
+ */
+public record Envelope(String id, long seq, NodeId from, NodeId to, String kind, Optional<String> text,
+                       Optional<JsonText> data, Optional<String> corrId, Optional<String> threadId,
+                       Optional<String> messageId, Map<String, String> meta, Instant createdAt, Trace trace) {
+    public Envelope {
+        meta = Map.copyOf(meta);
+    }
+
+    /** A copy with the inbox position the store assigned. */
+    public Envelope withSeq(long assigned) {
+        return new Envelope(id, assigned, from, to, kind, text, data, corrId, threadId, messageId, meta, createdAt,
+                trace);
+    }
+}

@@ -1,0 +1,61 @@
+package dev.parley.core;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The durable side of the hub. Every write method returns only after its transaction is
+ * committed and synced, except {@link #markDelivered}, which may be batched later.
+ * Implementations serialize writes; reads never wait for the writer.
+ */
+public interface EventStore extends AutoCloseable {
+
+    GraphSnapshot loadGraph();
+
+    void createNode(Node node, String tokenHash, AuditEntry audit);
+
+    void deleteNode(NodeId id, Instant at, AuditEntry audit);
+
+    void replaceToken(NodeId id, String tokenHash, AuditEntry audit);
+
+    void createGrant(Grant grant, AuditEntry audit);
+
+    void deleteGrant(String grantId, AuditEntry audit);
+
+    void audit(AuditEntry entry);
+
+    /**
+     * Appends {@code draft} to its target's inbox, assigning the next seq, unless the sender
+     * already sent the same messageId (then the first envelope comes back as a duplicate).
+     * With {@code answers}, that envelope moves to {@link DeliveryState#REPLIED} in the
+     * same transaction; if the state machine refuses, nothing is written and
+     * {@link ErrorCode#INVALID_TRANSITION} is thrown.
+     */
+    Appended append(Envelope draft, AuditEntry audit, Optional<String> answers);
+
+    /** Applies {@code event} to an envelope atomically; refused moves write nothing. */
+    Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit);
+
+    /** Records that these envelopes were written to a stream or handed to a poller. */
+    void markDelivered(List<Envelope> delivered, Instant at);
+
+    Optional<MessageRecord> message(String id);
+
+    /** Envelopes of {@code node}'s inbox with seq greater than {@code after}, in order. */
+    List<Envelope> inboxAfter(NodeId node, long after, int limit);
+
+    /** Envelopes never delivered, with seq greater than {@code after}, in order. */
+    List<Envelope> undeliveredAfter(NodeId node, long after, int limit);
+
+    /** The highest seq committed to {@code node}'s inbox, 0 when empty. */
+    long headSeq(NodeId node);
+
+    List<AuditRecord> audit(AuditQuery query);
+
+    /** Envelopes committed but not yet delivered, across all inboxes. */
+    long backlog();
+
+    @Override
+    void close();
+}

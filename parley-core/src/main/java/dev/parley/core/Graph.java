@@ -1,0 +1,89 @@
+package dev.parley.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The live message graph held in memory: nodes, lineage and grants. It mirrors what the
+ * store has committed; callers update it only after a commit succeeds. Retired ids (of
+ * deleted nodes) are remembered so an id is never reused for a different inbox.
+ */
+public final class Graph {
+    private final Map<NodeId, Node> nodes = new ConcurrentHashMap<>();
+    private final Map<NodeId, Set<NodeId>> children = new ConcurrentHashMap<>();
+    private final Set<NodeId> retired = ConcurrentHashMap.newKeySet();
+    private final Map<String, Grant> grants = new ConcurrentHashMap<>();
+
+    public Optional<Node> node(NodeId id) {
+        return Optional.ofNullable(nodes.get(id));
+    }
+
+    public boolean isRetired(NodeId id) {
+        return retired.contains(id);
+    }
+
+    public Collection<Node> nodes() {
+        return nodes.values().stream().sorted(Comparator.comparing(Node::id)).toList();
+    }
+
+    public List<NodeId> children(NodeId parent) {
+        return children.getOrDefault(parent, Set.of()).stream().sorted().toList();
+    }
+
+    /** The group a node leads: itself and its direct children. */
+    public List<NodeId> groupLedBy(NodeId parent) {
+        List<NodeId> group = new ArrayList<>();
+        group.add(parent);
+        group.addAll(children(parent));
+        return group;
+    }
+
+    /** The group a node belongs to as a member: its parent's group, or its own if it is a root. */
+    public List<NodeId> groupOf(Node node) {
+        return groupLedBy(node.parent().orElse(node.id()));
+    }
+
+    public void put(Node node) {
+        nodes.put(node.id(), node);
+        node.parent().ifPresent(p -> children.computeIfAbsent(p, k -> ConcurrentHashMap.newKeySet()).add(node.id()));
+    }
+
+    /** Removes a deleted node; its id stays retired, its children keep their recorded parent. */
+    public void retire(NodeId id) {
+        Node removed = nodes.remove(id);
+        retired.add(id);
+        if (removed != null) {
+            removed.parent().ifPresent(p -> children.getOrDefault(p, Set.of()).remove(id));
+        }
+    }
+
+    public void putGrant(Grant grant) {
+        grants.put(grant.id(), grant);
+    }
+
+    public Optional<Grant> grant(String id) {
+        return Optional.ofNullable(grants.get(id));
+    }
+
+    public void removeGrant(String id) {
+        grants.remove(id);
+    }
+
+    public List<Grant> grants() {
+        return grants.values().stream().sorted(Comparator.comparing(Grant::id)).toList();
+    }
+
+    /** The first grant from {@code from} to {@code to} that is active at {@code now}. */
+    public Optional<Grant> activeGrant(NodeId from, NodeId to, Instant now) {
+        return grants.values().stream()
+                .filter(g -> g.from().equals(from) && g.to().equals(to) && g.activeAt(now))
+                .min(Comparator.comparing(Grant::id));
+    }
+}

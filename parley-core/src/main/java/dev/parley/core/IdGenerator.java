@@ -1,0 +1,6 @@
+package dev.parley.core;
+
+/** Source of new, unique, time-ordered identifiers for envelopes and grants. */
+public interface IdGenerator {
+    String next();
+}

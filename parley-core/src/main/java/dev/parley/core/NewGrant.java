@@ -1,0 +1,8 @@
+package dev.parley.core;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/** A request to let {@code from} reach {@code to}. */
+public record NewGrant(NodeId from, NodeId to, Optional<Instant> expiresAt, String note) {
+}

@@ -1,0 +1,164 @@
+package dev.parley.core;
+
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Nodes, lineage, tokens and grants: who exists, who may create whom, who may see whom.
+ * Every change is committed to the store first and mirrored into the {@link Graph} after.
+ */
+public final class Registry {
+    static final String NODE_TOKEN_PREFIX = "pn_";
+
+    private final Graph graph;
+    private final Tokens tokens;
+    private final EventStore store;
+    private final InstantSource clock;
+    private final IdGenerator ids;
+    private final int maxDepth;
+
+    public Registry(Graph graph, Tokens tokens, EventStore store, InstantSource clock, IdGenerator ids, int maxDepth) {
+        if (maxDepth < 0) {
+            throw new IllegalArgumentException("maxDepth must be >= 0");
+        }
+        this.graph = graph;
+        this.tokens = tokens;
+        this.store = store;
+        this.clock = clock;
+        this.ids = ids;
+        this.maxDepth = maxDepth;
+    }
+
+    public CreatedNode create(Principal caller, NewNode request) {
+        Optional<NodeId> parentId = switch (caller) {
+            case Principal.Admin a -> request.parent();
+            case Principal.Caller c -> {
+                if (request.parent().isPresent() && !request.parent().get().equals(c.id())) {
+                    throw new ParleyException(ErrorCode.FORBIDDEN, "a node may only create children of itself");
+                }
+                yield Optional.of(c.id());
+            }
+        };
+        Optional<Node> parent = parentId.map(id -> graph.node(id).orElseThrow(() -> notFound(id)));
+        if (graph.node(request.id()).isPresent() || graph.isRetired(request.id())) {
+            throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + request.id() + " already exists"
+                    + (graph.isRetired(request.id()) ? " (deleted; ids are never reused)" : ""));
+        }
+        int depth = parent.map(p -> p.depth() + 1).orElse(0);
+        if (depth > maxDepth) {
+            throw new ParleyException(ErrorCode.DEPTH_LIMIT, "node " + parentId.orElseThrow()
+                    + " may not have children: the depth policy allows lineage " + maxDepth + " level(s) deep");
+        }
+        Node node = new Node(request.id(), request.kind(), parentId, request.labels(), depth, clock.instant());
+        String token = Tokens.mint(NODE_TOKEN_PREFIX);
+        String hash = Tokens.hash(token);
+        store.createNode(node, hash, allow(caller, "node.create", node.id().value(), "created"));
+        graph.put(node);
+        tokens.bind(node.id(), hash);
+        return new CreatedNode(node, token);
+    }
+
+    /** The node, if the caller may see it: admin sees all, a node sees its groups and grant peers. */
+    public Node show(Principal caller, NodeId id) {
+        Node node = graph.node(id).orElseThrow(() -> notFound(id));
+        if (!visible(caller, node)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "node " + id + " is not visible to " + caller.name());
+        }
+        return node;
+    }
+
+    public List<Node> list(Principal caller) {
+        return graph.nodes().stream().filter(n -> visible(caller, n)).toList();
+    }
+
+    public void delete(Principal caller, NodeId id) {
+        requireAdmin(caller, "delete nodes");
+        graph.node(id).orElseThrow(() -> notFound(id));
+        store.deleteNode(id, clock.instant(), allow(caller, "node.delete", id.value(), "deleted"));
+        tokens.revoke(id);
+        graph.retire(id);
+    }
+
+    public String rotateToken(Principal caller, NodeId id) {
+        graph.node(id).orElseThrow(() -> notFound(id));
+        if (caller instanceof Principal.Caller c && !c.id().equals(id)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "a node may only rotate its own token");
+        }
+        String token = Tokens.mint(NODE_TOKEN_PREFIX);
+        String hash = Tokens.hash(token);
+        store.replaceToken(id, hash, allow(caller, "token.rotate", id.value(), "rotated"));
+        tokens.bind(id, hash);
+        return token;
+    }
+
+    public Grant grant(Principal caller, NewGrant request) {
+        requireAdmin(caller, "create grants");
+        graph.node(request.from()).orElseThrow(() -> notFound(request.from()));
+        graph.node(request.to()).orElseThrow(() -> notFound(request.to()));
+        if (request.from().equals(request.to())) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "a grant needs two different nodes");
+        }
+        var now = clock.instant();
+        if (request.expiresAt().isPresent() && !request.expiresAt().get().isAfter(now)) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "expiresAt must be in the future");
+        }
+        Grant grant = new Grant(ids.next(), request.from(), request.to(), request.expiresAt(), request.note(), now);
+        store.createGrant(grant, allow(caller, "grant.create", grant.from() + "->" + grant.to(), "grant " + grant.id()));
+        graph.putGrant(grant);
+        return grant;
+    }
+
+    public List<Grant> grants(Principal caller) {
+        return graph.grants().stream().filter(g -> switch (caller) {
+            case Principal.Admin a -> true;
+            case Principal.Caller c -> g.from().equals(c.id()) || g.to().equals(c.id());
+        }).toList();
+    }
+
+    public void revokeGrant(Principal caller, String grantId) {
+        requireAdmin(caller, "delete grants");
+        Grant grant = graph.grant(grantId).orElseThrow(() -> new ParleyException(ErrorCode.GRANT_NOT_FOUND,
+                "grant " + grantId + " does not exist"));
+        store.deleteGrant(grantId, allow(caller, "grant.delete", grant.from() + "->" + grant.to(), "grant " + grantId));
+        graph.removeGrant(grantId);
+    }
+
+    public List<NodeId> children(NodeId id) {
+        return graph.children(id);
+    }
+
+    public List<NodeId> group(Node node) {
+        return graph.groupOf(node);
+    }
+
+    /** Whether {@code id} names a node that exists now or existed before its deletion. */
+    public boolean known(NodeId id) {
+        return graph.node(id).isPresent() || graph.isRetired(id);
+    }
+
+    private boolean visible(Principal caller, Node node) {
+        return switch (caller) {
+            case Principal.Admin a -> true;
+            case Principal.Caller c -> c.id().equals(node.id())
+                    || graph.node(c.id()).map(self -> self.sharesGroupWith(node)).orElse(false)
+                    || graph.activeGrant(c.id(), node.id(), clock.instant()).isPresent()
+                    || graph.activeGrant(node.id(), c.id(), clock.instant()).isPresent();
+        };
+    }
+
+    private AuditEntry allow(Principal caller, String action, String target, String reason) {
+        return new AuditEntry(clock.instant(), caller.name(), action, target, AuditEntry.Decision.ALLOW, reason,
+                Optional.empty(), AccessPolicy.VERSION);
+    }
+
+    static void requireAdmin(Principal caller, String what) {
+        if (!(caller instanceof Principal.Admin)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin token may " + what);
+        }
+    }
+
+    static ParleyException notFound(NodeId id) {
+        return new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
+    }
+}

@@ -1,0 +1,125 @@
+package dev.parley.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.JsonText;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A request body parsed as a JSON object, with typed accessors that turn a wrong or
+ * missing field into {@code invalid_request} naming the field.
+ */
+record Body(ObjectNode json) {
+
+    static Body parse(byte[] bytes) {
+        if (bytes.length == 0) {
+            return new Body(Json.MAPPER.createObjectNode());
+        }
+        JsonNode node;
+        try {
+            node = Json.MAPPER.readTree(bytes);
+        } catch (java.io.IOException e) {
+            throw invalid("the body is not valid JSON: " + firstLine(e));
+        }
+        if (!(node instanceof ObjectNode object)) {
+            throw invalid("the body must be a JSON object");
+        }
+        return new Body(object);
+    }
+
+    Optional<String> string(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        if (!value.isTextual()) {
+            throw invalid("field '" + field + "' must be a string");
+        }
+        return Optional.of(value.textValue());
+    }
+
+    String requiredString(String field) {
+        return string(field).orElseThrow(() -> invalid("field '" + field + "' is required"));
+    }
+
+    Optional<NodeId> nodeId(String field) {
+        return string(field).map(NodeId::of);
+    }
+
+    /** A free-form identifier chosen by a client: printable ASCII without spaces, at most 200 characters. */
+    Optional<String> token(String field) {
+        Optional<String> value = string(field);
+        if (value.isPresent() && !value.get().matches("[\\x21-\\x7e]{1,200}")) {
+            throw invalid("field '" + field + "' must be 1 to 200 printable ASCII characters without spaces");
+        }
+        return value;
+    }
+
+    Optional<JsonText> rawJson(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new JsonText(Json.MAPPER.writeValueAsString(value)));
+        } catch (JsonProcessingException e) {
+            throw invalid("field '" + field + "' cannot be encoded as JSON");
+        }
+    }
+
+    Map<String, String> stringMap(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return Map.of();
+        }
+        if (!value.isObject()) {
+            throw invalid("field '" + field + "' must be an object of strings");
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        for (var entry : value.properties()) {
+            if (!entry.getValue().isTextual()) {
+                throw invalid("field '" + field + "." + entry.getKey() + "' must be a string");
+            }
+            out.put(entry.getKey(), entry.getValue().textValue());
+        }
+        return out;
+    }
+
+    Optional<Instant> instant(String field) {
+        try {
+            return string(field).map(Instant::parse);
+        } catch (DateTimeParseException e) {
+            throw invalid("field '" + field + "' must be an RFC 3339 UTC time such as 2026-11-22T10:00:00.000Z");
+        }
+    }
+
+    Optional<Boolean> bool(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        if (!value.isBoolean()) {
+            throw invalid("field '" + field + "' must be true or false");
+        }
+        return Optional.of(value.booleanValue());
+    }
+
+    static ParleyException invalid(String message) {
+        return new ParleyException(ErrorCode.INVALID_REQUEST, message);
+    }
+
+    private static String firstLine(Exception e) {
+        String message = String.valueOf(e.getMessage());
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
+    }
+}

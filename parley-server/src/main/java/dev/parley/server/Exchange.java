@@ -1,0 +1,150 @@
+package dev.parley.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Principal;
+import dev.parley.core.Tokens;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * One HTTP request and its response, with the reading and answering every route shares:
+ * the caller from the bearer token, a size-limited body, typed query parameters, JSON
+ * answers and error bodies.
+ */
+final class Exchange {
+    private static final String BEARER = "Bearer ";
+
+    private final ServerRequest request;
+    private final ServerResponse response;
+    private final Tokens tokens;
+    private final long maxBodyBytes;
+
+    Exchange(ServerRequest request, ServerResponse response, Tokens tokens, long maxBodyBytes) {
+        this.request = request;
+        this.response = response;
+        this.tokens = tokens;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    ServerResponse response() {
+        return response;
+    }
+
+    /** The caller, from the bearer token only. */
+    Principal caller() {
+        return optionalCaller().orElseThrow(() -> new ParleyException(ErrorCode.UNAUTHORIZED,
+                request.headers().contains(HeaderNames.AUTHORIZATION)
+                        ? "the bearer token is not valid (unknown, rotated or of a deleted node)"
+                        : "missing Authorization: Bearer <token>"));
+    }
+
+    Optional<Principal> optionalCaller() {
+        return request.headers().first(HeaderNames.AUTHORIZATION)
+                .filter(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()))
+                .flatMap(h -> tokens.authenticate(h.substring(BEARER.length()).strip()));
+    }
+
+    boolean fromLoopback() {
+        return request.remotePeer().address() instanceof InetSocketAddress address
+                && address.getAddress() != null && address.getAddress().isLoopbackAddress();
+    }
+
+    String path(String name) {
+        return request.path().pathParameters().get(name);
+    }
+
+    NodeId pathNode() {
+        return NodeId.of(path("id"));
+    }
+
+    Optional<String> query(String name) {
+        return request.query().first(name).asOptional();
+    }
+
+    Optional<String> header(String name) {
+        return request.headers().first(HeaderNames.create(name));
+    }
+
+    /** An integer query parameter within bounds, or {@code code} naming what is wrong. */
+    OptionalLong longQuery(String name, long min, long max, ErrorCode code) {
+        Optional<String> raw = query(name);
+        return raw.isEmpty() ? OptionalLong.empty() : OptionalLong.of(parseLong(name, raw.get(), min, max, code));
+    }
+
+    static long parseLong(String name, String raw, long min, long max, ErrorCode code) {
+        try {
+            long value = Long.parseLong(raw.strip());
+            if (value < min || value > max) {
+                throw new ParleyException(code, name + " must be between " + min + " and " + max);
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw new ParleyException(code, name + " must be an integer");
+        }
+    }
+
+    /** The request body as a JSON object; refuses bodies over the limit before reading them whole. */
+    Body body() {
+        if (request.headers().contentLength().orElse(0) > maxBodyBytes) {
+            throw tooLarge();
+        }
+        if (!request.content().hasEntity()) {
+            return Body.parse(new byte[0]);
+        }
+        try (InputStream in = request.content().inputStream()) {
+            byte[] bytes = in.readNBytes((int) maxBodyBytes + 1);
+            if (bytes.length > maxBodyBytes) {
+                throw tooLarge();
+            }
+            return Body.parse(bytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    void json(int status, Object tree) {
+        send(status, "application/json", Json.bytes(tree));
+    }
+
+    void noContent() {
+        response.status(Status.NO_CONTENT_204).send();
+    }
+
+    void text(String contentType, String body) {
+        send(200, contentType, body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    void error(ParleyException e) {
+        ObjectNode body = Json.object();
+        body.put("error", e.code().wire());
+        body.put("message", e.getMessage());
+        e.details().forEach(body::put);
+        if (e.code() == ErrorCode.UNAUTHORIZED) {
+            response.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
+        }
+        json(e.code().status(), body);
+    }
+
+    private void send(int status, String contentType, byte[] bytes) {
+        response.status(Status.create(status));
+        response.header(HeaderNames.CONTENT_TYPE, contentType);
+        response.send(bytes);
+    }
+
+    private ParleyException tooLarge() {
+        return new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than the limit of "
+                + maxBodyBytes + " bytes");
+    }
+}

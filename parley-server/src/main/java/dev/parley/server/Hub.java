@@ -1,0 +1,164 @@
+package dev.parley.server;
+
+import dev.parley.core.AccessPolicy;
+import dev.parley.core.Graph;
+import dev.parley.core.GraphSnapshot;
+import dev.parley.core.Messages;
+import dev.parley.core.Registry;
+import dev.parley.core.Router;
+import dev.parley.core.Tokens;
+import dev.parley.core.UuidV7;
+import dev.parley.store.SqliteStore;
+import io.helidon.webserver.WebServer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Logger;
+
+/**
+ * A running hub. {@link #start(HubConfig)} opens the store, starts HTTP and returns once
+ * the hub is listening; {@link #close()} shuts it down gracefully: streams end cleanly,
+ * the listener stops, and every queued commit finishes before the store closes.
+ */
+public final class Hub implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Hub.class.getName());
+    static final String ADMIN_TOKEN_FILE = "admin.token";
+    private static final String ADMIN_TOKEN_PREFIX = "pa_";
+
+    private final WebServer server;
+    private final SqliteStore store;
+    private final InboxFeeds feeds;
+    private final StreamWatchdog watchdog;
+    private final String adminToken;
+    private final boolean adminTokenCreated;
+    private final String host;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
+
+    private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, StreamWatchdog watchdog, String adminToken,
+                boolean adminTokenCreated, String host) {
+        this.server = server;
+        this.store = store;
+        this.feeds = feeds;
+        this.watchdog = watchdog;
+        this.adminToken = adminToken;
+        this.adminTokenCreated = adminTokenCreated;
+        this.host = host;
+    }
+
+    public static Hub start(HubConfig config) {
+        JsonLogFormatter.install();
+        InstantSource clock = () -> Instant.ofEpochMilli(System.currentTimeMillis()); // the wire has millisecond times
+        boolean[] created = new boolean[1];
+        String admin = config.adminToken().orElseGet(() -> loadOrCreateAdminToken(config.dataDir(), created));
+
+        InboxFeeds feeds = new InboxFeeds();
+        Metrics metrics = new Metrics();
+        SqliteStore store = SqliteStore.open(config.dataDir(), feeds, metrics);
+        metrics.backlogFrom(store::backlog);
+        GraphSnapshot snapshot = store.loadGraph();
+        Graph graph = new Graph();
+        snapshot.nodes().forEach(graph::put);
+        snapshot.retired().forEach(graph::retire);
+        snapshot.grants().forEach(graph::putGrant);
+        Tokens tokens = new Tokens(admin, snapshot.tokenHashes());
+        UuidV7 ids = new UuidV7(clock);
+        Registry registry = new Registry(graph, tokens, store, clock, ids, config.maxDepth());
+        Router router = new Router(graph, new AccessPolicy(graph), store, clock, ids);
+        StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
+        InboxStream stream = new InboxStream(store, feeds, watchdog, metrics, clock, config.heartbeat());
+
+        Routes routes = new Routes(tokens, config.maxBodyBytes());
+        new OpsRoutes(store, metrics).register(routes);
+        new NodeRoutes(registry, feeds).register(routes);
+        new GrantRoutes(registry).register(routes);
+        new MessageRoutes(router, new Messages(store, clock), metrics).register(routes);
+        new InboxRoutes(store, registry, stream, clock).register(routes);
+
+        WebServer server;
+        try {
+            server = WebServer.builder()
+                    .host(config.host())
+                    .port(config.port())
+                    .shutdownHook(false)
+                    // Our own limit answers 413 with the contract's body; this is only a backstop.
+                    .maxPayloadSize(Math.max(config.maxBodyBytes() * 4, 1 << 20))
+                    .routing(routes::install)
+                    .build()
+                    .start();
+        } catch (RuntimeException e) {
+            watchdog.close();
+            store.close();
+            throw e;
+        }
+        Hub hub = new Hub(server, store, feeds, watchdog, admin, created[0], config.host());
+        LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
+                + " (" + snapshot.nodes().size() + " nodes)");
+        return hub;
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public String url() {
+        String shown = host.contains(":") ? "[" + host + "]" : host;
+        return "http://" + shown + ":" + port();
+    }
+
+    public String adminToken() {
+        return adminToken;
+    }
+
+    public boolean adminTokenCreated() {
+        return adminTokenCreated;
+    }
+
+    public void awaitClosed() throws InterruptedException {
+        closedLatch.await();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        LOG.info("parley hub shutting down");
+        feeds.closeAll();
+        server.stop();
+        watchdog.close();
+        store.close();
+        LOG.info("parley hub stopped");
+        closedLatch.countDown();
+    }
+
+    private static String loadOrCreateAdminToken(Path dataDir, boolean[] created) {
+        Path file = dataDir.resolve(ADMIN_TOKEN_FILE);
+        try {
+            Files.createDirectories(dataDir);
+            if (Files.exists(file)) {
+                return Files.readString(file, StandardCharsets.UTF_8).strip();
+            }
+            String token = Tokens.mint(ADMIN_TOKEN_PREFIX);
+            try {
+                Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            } catch (FileAlreadyExistsException raced) {
+                return Files.readString(file, StandardCharsets.UTF_8).strip();
+            }
+            Files.writeString(file, token + "\n", StandardCharsets.UTF_8);
+            created[0] = true;
+            return token;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read or create the admin token at " + file, e);
+        }
+    }
+}

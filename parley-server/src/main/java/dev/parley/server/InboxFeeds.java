@@ -1,0 +1,146 @@
+package dev.parley.server;
+
+import dev.parley.core.Envelope;
+import dev.parley.core.NodeId;
+import dev.parley.core.Notifier;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Live fan-out of committed envelopes to the streams that follow an inbox. Each followed
+ * inbox has a {@link Feed}: a short ring of its most recent envelopes and a signal for
+ * waiting readers. The writer only appends to the ring and never waits for a reader; a
+ * reader that is behind the ring reads from the store instead, so nothing is lost and
+ * memory stays bounded by the ring size per followed inbox.
+ */
+final class InboxFeeds implements Notifier {
+    private static final int RING = 512;
+
+    private final Map<NodeId, Feed> feeds = new ConcurrentHashMap<>();
+
+    @Override
+    public void committed(Envelope envelope) {
+        Feed feed = feeds.get(envelope.to());
+        if (feed != null) {
+            feed.append(envelope);
+        }
+    }
+
+    /** Follows {@code node}'s inbox; release the feed when the stream ends. */
+    Feed acquire(NodeId node) {
+        return feeds.compute(node, (id, feed) -> {
+            Feed live = feed == null ? new Feed(id) : feed;
+            live.followers++;
+            return live;
+        });
+    }
+
+    void release(Feed feed) {
+        feeds.computeIfPresent(feed.node, (id, live) -> live == feed && --live.followers == 0 ? null : live);
+    }
+
+    /** Ends every stream of a deleted node. */
+    void close(NodeId node) {
+        Feed feed = feeds.get(node);
+        if (feed != null) {
+            feed.close();
+        }
+    }
+
+    /** Ends every stream (shutdown). */
+    void closeAll() {
+        feeds.values().forEach(Feed::close);
+    }
+
+    /** One followed inbox. */
+    static final class Feed {
+        private final NodeId node;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition advanced = lock.newCondition();
+        private final ArrayDeque<Envelope> ring = new ArrayDeque<>(RING);
+        /** Guarded by the map's compute: how many streams follow this feed. */
+        private int followers;
+        private volatile boolean closed;
+        private volatile long head;
+
+        private Feed(NodeId node) {
+            this.node = node;
+        }
+
+        boolean closed() {
+            return closed;
+        }
+
+        private void append(Envelope envelope) {
+            lock.lock();
+            try {
+                if (!ring.isEmpty() && ring.peekLast().seq() + 1 != envelope.seq()) {
+                    ring.clear(); // a gap would make the ring lie; readers fall back to the store
+                }
+                if (ring.size() == RING) {
+                    ring.removeFirst();
+                }
+                ring.addLast(envelope);
+                head = envelope.seq();
+                advanced.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Envelopes after {@code cursor} from the ring, or {@code null} when the ring cannot
+         * prove it holds all of them (the reader must ask the store).
+         */
+        List<Envelope> after(long cursor, int limit) {
+            lock.lock();
+            try {
+                if (ring.isEmpty() || ring.peekFirst().seq() > cursor + 1) {
+                    return null;
+                }
+                List<Envelope> out = new ArrayList<>(Math.min(limit, ring.size()));
+                for (Envelope envelope : ring) {
+                    if (envelope.seq() > cursor) {
+                        out.add(envelope);
+                        if (out.size() == limit) {
+                            break;
+                        }
+                    }
+                }
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Waits until an envelope after {@code cursor} is committed, the feed closes, or time passes. */
+        boolean awaitAfter(long cursor, long timeoutNanos) throws InterruptedException {
+            lock.lock();
+            try {
+                long remaining = timeoutNanos;
+                while (head <= cursor && !closed && remaining > 0) {
+                    remaining = advanced.awaitNanos(remaining);
+                }
+                return head > cursor;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private void close() {
+            lock.lock();
+            try {
+                closed = true;
+                advanced.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+}

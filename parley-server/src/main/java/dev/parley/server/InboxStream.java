@@ -1,0 +1,124 @@
+package dev.parley.server;
+
+import dev.parley.core.Envelope;
+import dev.parley.core.EventStore;
+import dev.parley.core.NodeId;
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.ServerConnectionException;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Serves one inbox as Server-Sent Events: the ready comment, a replay (after the cursor,
+ * or of every envelope never delivered), then live envelopes and heartbeats until the
+ * client leaves, the node is deleted or the hub stops. Each written batch is marked
+ * delivered.
+ */
+final class InboxStream {
+    private static final Logger LOG = Logger.getLogger(InboxStream.class.getName());
+    private static final int BATCH = 256;
+    private static final byte[] READY = ": parley ready\n\n".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
+
+    private final EventStore store;
+    private final InboxFeeds feeds;
+    private final StreamWatchdog watchdog;
+    private final Metrics metrics;
+    private final InstantSource clock;
+    private final long heartbeatNanos;
+
+    InboxStream(EventStore store, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics, InstantSource clock,
+                Duration heartbeat) {
+        this.store = store;
+        this.feeds = feeds;
+        this.watchdog = watchdog;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.heartbeatNanos = heartbeat.toNanos();
+    }
+
+    void serve(NodeId node, OptionalLong cursor, ServerResponse response) {
+        response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        response.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        InboxFeeds.Feed feed = feeds.acquire(node);
+        StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
+        metrics.openStreams.incrementAndGet();
+        long position = cursor.orElse(-1);
+        try (OutputStream out = response.outputStream()) {
+            write(out, watch, READY);
+            position = cursor.isPresent() ? cursor.getAsLong() : replayUndelivered(node, out, watch);
+            while (!feed.closed()) {
+                List<Envelope> batch = feed.after(position, BATCH);
+                if (batch == null) {
+                    batch = store.inboxAfter(node, position, BATCH);
+                }
+                if (!batch.isEmpty()) {
+                    position = send(batch, out, watch);
+                } else if (!feed.awaitAfter(position, heartbeatNanos) && !feed.closed()) {
+                    write(out, watch, HEARTBEAT);
+                }
+            }
+        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+            if (watch.tripped()) {
+                metrics.slowReadersDisconnected.increment();
+                LOG.log(Level.WARNING, "disconnected a slow reader of " + node + " after seq " + position
+                        + "; it resumes from its cursor");
+            } else {
+                LOG.log(Level.FINE, "stream of " + node + " ended: " + e);
+            }
+        } finally {
+            Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
+            watchdog.unwatch(watch);
+            feeds.release(feed);
+            metrics.openStreams.decrementAndGet();
+        }
+    }
+
+    /** Sends every never-delivered envelope; returns the cursor to continue live from. */
+    private long replayUndelivered(NodeId node, OutputStream out, StreamWatchdog.Watch watch) throws IOException {
+        long last = 0;
+        while (true) {
+            long head = store.headSeq(node);
+            List<Envelope> page = store.undeliveredAfter(node, last, BATCH);
+            if (page.isEmpty()) {
+                return Math.max(last, head);
+            }
+            last = send(page, out, watch);
+        }
+    }
+
+    private long send(List<Envelope> batch, OutputStream out, StreamWatchdog.Watch watch) throws IOException {
+        ByteArrayOutputStream frames = new ByteArrayOutputStream(batch.size() * 512);
+        for (Envelope envelope : batch) {
+            frames.writeBytes(("id: " + envelope.seq() + "\nevent: " + envelope.kind() + "\ndata: ")
+                    .getBytes(StandardCharsets.UTF_8));
+            frames.writeBytes(Json.envelope(envelope));
+            frames.write('\n');
+            frames.write('\n');
+        }
+        write(out, watch, frames.toByteArray());
+        store.markDelivered(batch, clock.instant());
+        return batch.getLast().seq();
+    }
+
+    private static void write(OutputStream out, StreamWatchdog.Watch watch, byte[] bytes) throws IOException {
+        watch.writing();
+        try {
+            out.write(bytes);
+            out.flush();
+        } finally {
+            watch.idle();
+        }
+    }
+}

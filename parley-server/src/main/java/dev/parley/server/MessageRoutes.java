@@ -1,0 +1,107 @@
+package dev.parley.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.Appended;
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.Messages;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Payload;
+import dev.parley.core.Router;
+import dev.parley.core.SendRequest;
+
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/** {@code /v1/messages}: send, status, ack and reply. */
+final class MessageRoutes {
+    /** Envelope ids are UUIDs; anything else cannot name a message. */
+    private static final Pattern MESSAGE_ID = Pattern.compile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
+
+    private final Router router;
+    private final Messages messages;
+    private final Metrics metrics;
+
+    MessageRoutes(Router router, Messages messages, Metrics metrics) {
+        this.router = router;
+        this.messages = messages;
+        this.metrics = metrics;
+    }
+
+    void register(Routes routes) {
+        routes.post("/v1/messages", this::send)
+                .get("/v1/messages/{mid}", this::status)
+                .post("/v1/messages/{mid}/ack", this::ack)
+                .post("/v1/messages/{mid}/reply", this::reply);
+    }
+
+    private void send(Exchange ex) {
+        var caller = ex.caller();
+        Body body = ex.body();
+        SendRequest request = new SendRequest(NodeId.of(body.requiredString("to")),
+                body.string("kind").orElse(SendRequest.DEFAULT_KIND), payload(body, body.token("corrId")),
+                body.string("from"));
+        body.bool("requiresReply"); // validated here; request/reply waits on it once that surface exists
+        answer(ex, counted(() -> router.send(caller, request)));
+    }
+
+    private void status(Exchange ex) {
+        var caller = ex.caller();
+        ex.json(200, Views.message(messages.status(caller, messageId(ex))));
+    }
+
+    private void ack(Exchange ex) {
+        var caller = ex.caller();
+        String id = messageId(ex);
+        Body body = ex.body();
+        String status = body.requiredString("status");
+        DeliveryEvent event = switch (status) {
+            case "processed" -> new DeliveryEvent.Processed();
+            case "failed" -> new DeliveryEvent.Failed(body.string("reason").orElse(""));
+            default -> throw Body.invalid("status must be processed or failed");
+        };
+        ObjectNode out = Json.object();
+        out.put("id", id);
+        out.put("state", messages.ack(caller, id, event).wire());
+        ex.json(200, out);
+    }
+
+    private void reply(Exchange ex) {
+        var caller = ex.caller();
+        String id = messageId(ex);
+        Body body = ex.body();
+        Payload payload = payload(body, Optional.empty());
+        answer(ex, counted(() -> router.reply(caller, id, payload)));
+    }
+
+    private static Payload payload(Body body, Optional<String> corrId) {
+        return new Payload(body.string("text"), body.rawJson("data"), corrId, body.token("threadId"),
+                body.token("messageId"), body.stringMap("meta"));
+    }
+
+    private Appended counted(java.util.function.Supplier<Appended> send) {
+        try {
+            Appended appended = send.get();
+            (appended.duplicate() ? metrics.sendsDuplicate : metrics.sendsAccepted).increment();
+            return appended;
+        } catch (ParleyException e) {
+            if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
+                metrics.sendsDenied.increment();
+            }
+            throw e;
+        }
+    }
+
+    private static void answer(Exchange ex, Appended appended) {
+        ex.json(appended.duplicate() ? 200 : 202, Views.accepted(appended));
+    }
+
+    private static String messageId(Exchange ex) {
+        String id = ex.path("mid");
+        if (!MESSAGE_ID.matcher(id).matches()) {
+            throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + id + " does not exist");
+        }
+        return id;
+    }
+}

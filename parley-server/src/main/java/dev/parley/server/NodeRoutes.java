@@ -1,0 +1,73 @@
+package dev.parley.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.CreatedNode;
+import dev.parley.core.NewNode;
+import dev.parley.core.Node;
+import dev.parley.core.NodeId;
+import dev.parley.core.NodeKind;
+import dev.parley.core.Registry;
+
+/** {@code /v1/nodes}: register, list, show, delete nodes and rotate their tokens. */
+final class NodeRoutes {
+    private final Registry registry;
+    private final InboxFeeds feeds;
+
+    NodeRoutes(Registry registry, InboxFeeds feeds) {
+        this.registry = registry;
+        this.feeds = feeds;
+    }
+
+    void register(Routes routes) {
+        routes.post("/v1/nodes", this::create)
+                .get("/v1/nodes", this::list)
+                .get("/v1/nodes/{id}", this::show)
+                .delete("/v1/nodes/{id}", this::delete)
+                .post("/v1/nodes/{id}/token", this::rotate);
+    }
+
+    private void create(Exchange ex) {
+        var caller = ex.caller();
+        Body body = ex.body();
+        NewNode request = new NewNode(NodeId.of(body.requiredString("id")),
+                body.string("kind").map(NodeKind::parse).orElse(NodeKind.EXTERNAL), body.nodeId("parent"),
+                body.stringMap("labels"));
+        CreatedNode created = registry.create(caller, request);
+        ObjectNode out = view(created.node());
+        out.remove("children");
+        out.put("token", created.token());
+        ex.json(201, out);
+    }
+
+    private void list(Exchange ex) {
+        var caller = ex.caller();
+        ObjectNode out = Json.object();
+        var items = out.putArray("items");
+        registry.list(caller).forEach(n -> items.add(view(n)));
+        ex.json(200, out);
+    }
+
+    private void show(Exchange ex) {
+        var caller = ex.caller();
+        ex.json(200, view(registry.show(caller, ex.pathNode())));
+    }
+
+    private void delete(Exchange ex) {
+        var caller = ex.caller();
+        NodeId id = ex.pathNode();
+        registry.delete(caller, id);
+        feeds.close(id);
+        ex.noContent();
+    }
+
+    private void rotate(Exchange ex) {
+        var caller = ex.caller();
+        ObjectNode out = Json.object();
+        out.put("token", registry.rotateToken(caller, ex.pathNode()));
+        ex.json(200, out);
+    }
+
+    private ObjectNode view(Node node) {
+        return Views.node(node, registry.children(node.id()), registry.group(node));
+    }
+}

@@ -1,0 +1,80 @@
+package dev.parley.store;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+
+/**
+ * Versioned schema migrations. The schema version lives in SQLite's {@code user_version};
+ * each migration runs in its own transaction together with the version bump, so a crash
+ * mid-migration leaves the previous version intact.
+ */
+final class Migrations {
+    /** In order; the position + 1 is the version a script brings the schema to. */
+    private static final List<String> SCRIPTS = List.of("V1__hub_core.sql");
+
+    private Migrations() {
+    }
+
+    static int latest() {
+        return SCRIPTS.size();
+    }
+
+    static void apply(Connection connection) throws SQLException {
+        int current = version(connection);
+        if (current > SCRIPTS.size()) {
+            throw new SQLException("the database has schema version " + current + " but this build knows only up to "
+                    + SCRIPTS.size() + "; use a newer parley");
+        }
+        for (int v = current; v < SCRIPTS.size(); v++) {
+            boolean auto = connection.getAutoCommit();
+            connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement()) {
+                for (String sql : statements(read(SCRIPTS.get(v)))) {
+                    statement.execute(sql);
+                }
+                statement.execute("PRAGMA user_version = " + (v + 1));
+                connection.commit();
+            } catch (SQLException e) {
+                connection.rollback();
+                throw new SQLException("migration " + SCRIPTS.get(v) + " failed: " + e.getMessage(), e);
+            } finally {
+                connection.setAutoCommit(auto);
+            }
+        }
+    }
+
+    static int version(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+             var rs = statement.executeQuery("PRAGMA user_version")) {
+            return rs.next() ? rs.getInt(1) : 0;
+        }
+    }
+
+    /** Splits a script on semicolons at line ends, dropping comment lines. */
+    private static List<String> statements(String script) {
+        StringBuilder cleaned = new StringBuilder();
+        for (String line : script.split("\n")) {
+            if (!line.strip().startsWith("--")) {
+                cleaned.append(line).append('\n');
+            }
+        }
+        return List.of(cleaned.toString().split(";\\s*\n")).stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
+    }
+
+    private static String read(String name) {
+        try (InputStream in = Migrations.class.getResourceAsStream("migrations/" + name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing migration resource " + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.parley.store;
+
+import dev.parley.core.ErrorCode;
+import dev.parley.core.ParleyException;
+
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A fixed set of query-only connections. In WAL mode they read the last committed state
+ * without waiting for the writer; callers borrow one for the length of a query.
+ */
+final class ReadPool implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(ReadPool.class.getName());
+
+    /** A read against one connection. */
+    interface Read<T> {
+        T run(Statements statements) throws SQLException;
+    }
+
+    private final BlockingQueue<Statements> idle;
+    private final List<Statements> all = new ArrayList<>();
+
+    ReadPool(Path file, int size) throws SQLException {
+        idle = new ArrayBlockingQueue<>(size);
+        for (int i = 0; i < size; i++) {
+            Statements statements = new Statements(Connections.open(file, false));
+            all.add(statements);
+            idle.add(statements);
+        }
+    }
+
+    <T> T read(Read<T> read) {
+        Statements statements;
+        try {
+            statements = idle.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ParleyException(ErrorCode.UNAVAILABLE, "interrupted while waiting for a read connection");
+        }
+        try {
+            return read.run(statements);
+        } catch (SQLException e) {
+            LOG.log(Level.SEVERE, "read failed", e);
+            throw new ParleyException(ErrorCode.INTERNAL, "the store could not be read");
+        } finally {
+            idle.add(statements);
+        }
+    }
+
+    @Override
+    public void close() {
+        all.forEach(Statements::close);
+    }
+}

@@ -1,0 +1,470 @@
+package dev.parley.store;
+
+import dev.parley.core.Appended;
+import dev.parley.core.AuditEntry;
+import dev.parley.core.AuditQuery;
+import dev.parley.core.AuditRecord;
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.DeliveryState;
+import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.EventStore;
+import dev.parley.core.Grant;
+import dev.parley.core.GraphSnapshot;
+import dev.parley.core.MessageRecord;
+import dev.parley.core.Node;
+import dev.parley.core.NodeId;
+import dev.parley.core.NodeKind;
+import dev.parley.core.Notifier;
+import dev.parley.core.ParleyException;
+import dev.parley.core.TimelineEntry;
+import dev.parley.core.Transition;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The hub's store on one SQLite file ({@code <data>/parley.db}): a single writer with
+ * group commit for every change and a pool of readers that never wait for it.
+ */
+public final class SqliteStore implements EventStore {
+    public static final String FILE_NAME = "parley.db";
+    private static final int READERS = 4;
+
+    /**
+     * The states a first delivery moves on from, taken from the state machine so that the
+     * SQL below cannot disagree with it.
+     */
+    private static final String DELIVERABLE_STATES = Arrays.stream(DeliveryState.values())
+            .filter(s -> s.on(new DeliveryEvent.Delivered()) instanceof Transition.Moved)
+            .map(s -> "'" + s.wire() + "'")
+            .collect(Collectors.joining(", "));
+
+    private final Writer writer;
+    private final ReadPool readers;
+
+    private SqliteStore(Writer writer, ReadPool readers) {
+        this.writer = writer;
+        this.readers = readers;
+    }
+
+    /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
+    public static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer) {
+        try {
+            Files.createDirectories(dataDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + dataDir, e);
+        }
+        Path file = dataDir.resolve(FILE_NAME);
+        try {
+            Statements writeConnection = new Statements(Connections.open(file, true));
+            Migrations.apply(writeConnection.connection());
+            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS));
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public GraphSnapshot loadGraph() {
+        return readers.read(s -> {
+            List<Node> nodes = new ArrayList<>();
+            Set<NodeId> retired = new HashSet<>();
+            Map<NodeId, String> tokens = new HashMap<>();
+            try (var rs = s.get("SELECT id, kind, parent, depth, labels, token_hash, created_at, deleted_at FROM nodes")
+                    .executeQuery()) {
+                while (rs.next()) {
+                    NodeId id = new NodeId(rs.getString(1));
+                    rs.getLong(8);
+                    if (!rs.wasNull()) {
+                        retired.add(id);
+                        continue;
+                    }
+                    nodes.add(new Node(id, NodeKind.parse(rs.getString(2)),
+                            Optional.ofNullable(rs.getString(3)).map(NodeId::new), Rows.stringMap(rs.getString(5)),
+                            rs.getInt(4), Instant.ofEpochMilli(rs.getLong(7))));
+                    String hash = rs.getString(6);
+                    if (hash != null) {
+                        tokens.put(id, hash);
+                    }
+                }
+            }
+            List<Grant> grants = new ArrayList<>();
+            try (var rs = s.get("SELECT id, from_node, to_node, expires_at, note, created_at FROM grants").executeQuery()) {
+                while (rs.next()) {
+                    long expires = rs.getLong(4);
+                    Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(expires));
+                    grants.add(new Grant(rs.getString(1), new NodeId(rs.getString(2)), new NodeId(rs.getString(3)),
+                            expiresAt, rs.getString(5), Instant.ofEpochMilli(rs.getLong(6))));
+                }
+            }
+            return new GraphSnapshot(nodes, retired, tokens, grants);
+        });
+    }
+
+    @Override
+    public void createNode(Node node, String tokenHash, AuditEntry audit) {
+        writer.submit(tx -> {
+            var exists = tx.statements().get("SELECT 1 FROM nodes WHERE id = ?");
+            exists.setString(1, node.id().value());
+            try (var rs = exists.executeQuery()) {
+                if (rs.next()) {
+                    throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + node.id() + " already exists");
+                }
+            }
+            var insert = tx.statements().get("INSERT INTO nodes (id, kind, parent, depth, labels, token_hash, created_at) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?)");
+            insert.setString(1, node.id().value());
+            insert.setString(2, node.kind().wire());
+            Rows.setNullable(insert, 3, node.parent());
+            insert.setInt(4, node.depth());
+            insert.setString(5, Rows.json(node.labels()) == null ? "{}" : Rows.json(node.labels()));
+            insert.setString(6, tokenHash);
+            insert.setLong(7, node.createdAt().toEpochMilli());
+            insert.executeUpdate();
+            insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public void deleteNode(NodeId id, Instant at, AuditEntry audit) {
+        writer.submit(tx -> {
+            var update = tx.statements().get(
+                    "UPDATE nodes SET deleted_at = ?, token_hash = NULL WHERE id = ? AND deleted_at IS NULL");
+            update.setLong(1, at.toEpochMilli());
+            update.setString(2, id.value());
+            if (update.executeUpdate() == 0) {
+                throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
+            }
+            insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public void replaceToken(NodeId id, String tokenHash, AuditEntry audit) {
+        writer.submit(tx -> {
+            var update = tx.statements().get("UPDATE nodes SET token_hash = ? WHERE id = ? AND deleted_at IS NULL");
+            update.setString(1, tokenHash);
+            update.setString(2, id.value());
+            if (update.executeUpdate() == 0) {
+                throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
+            }
+            insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public void createGrant(Grant grant, AuditEntry audit) {
+        writer.submit(tx -> {
+            var insert = tx.statements().get(
+                    "INSERT INTO grants (id, from_node, to_node, expires_at, note, created_at) VALUES (?, ?, ?, ?, ?, ?)");
+            insert.setString(1, grant.id());
+            insert.setString(2, grant.from().value());
+            insert.setString(3, grant.to().value());
+            Rows.setNullableMillis(insert, 4, grant.expiresAt());
+            insert.setString(5, grant.note());
+            insert.setLong(6, grant.createdAt().toEpochMilli());
+            insert.executeUpdate();
+            insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public void deleteGrant(String grantId, AuditEntry audit) {
+        writer.submit(tx -> {
+            var delete = tx.statements().get("DELETE FROM grants WHERE id = ?");
+            delete.setString(1, grantId);
+            if (delete.executeUpdate() == 0) {
+                throw new ParleyException(ErrorCode.GRANT_NOT_FOUND, "grant " + grantId + " does not exist");
+            }
+            insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public void audit(AuditEntry entry) {
+        writer.submit(tx -> {
+            insertAudit(tx.statements(), entry);
+            return null;
+        });
+    }
+
+    @Override
+    public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers) {
+        return writer.submit(tx -> {
+            Optional<Envelope> earlier = draft.messageId().isPresent() ? byMessageId(tx.statements(), draft) : Optional.empty();
+            if (earlier.isPresent()) {
+                return new Appended(earlier.get(), true);
+            }
+            if (answers.isPresent()) {
+                applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(),
+                        "reply " + draft.id(), true);
+            }
+            Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
+            insertEnvelope(tx.statements(), envelope);
+            insertAudit(tx.statements(), audit);
+            tx.announce(envelope);
+            return new Appended(envelope, false);
+        });
+    }
+
+    @Override
+    public Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit) {
+        return writer.submit(tx -> {
+            String detail = switch (event) {
+                case DeliveryEvent.Failed f -> f.reason().isEmpty() ? "failed ack" : "failed ack: " + f.reason();
+                case DeliveryEvent.Processed p -> "processed ack";
+                case DeliveryEvent.Delivered d -> "delivered";
+                case DeliveryEvent.Replied r -> "reply " + r.replyId();
+            };
+            Transition transition = applyEvent(tx.statements(), envelopeId, event, at, detail, false);
+            if (!(transition instanceof Transition.Refused)) {
+                insertAudit(tx.statements(), audit);
+            }
+            return transition;
+        });
+    }
+
+    @Override
+    public void markDelivered(List<Envelope> delivered, Instant at) {
+        if (delivered.isEmpty()) {
+            return;
+        }
+        writer.enqueue(tx -> {
+            var update = tx.statements().get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
+                    + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
+            for (Envelope envelope : delivered) {
+                update.setLong(1, at.toEpochMilli());
+                update.setString(2, envelope.id());
+                update.addBatch();
+            }
+            update.executeBatch();
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<MessageRecord> message(String id) {
+        return readers.read(s -> {
+            var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + ", state, delivered_at FROM envelopes WHERE id = ?");
+            select.setString(1, id);
+            Envelope envelope;
+            DeliveryState state;
+            List<TimelineEntry> timeline = new ArrayList<>();
+            try (var rs = select.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                envelope = Rows.envelope(rs);
+                state = DeliveryState.parse(rs.getString(16));
+                timeline.add(new TimelineEntry(DeliveryState.ACCEPTED, envelope.createdAt(), ""));
+                long deliveredAt = rs.getLong(17);
+                if (!rs.wasNull()) {
+                    timeline.add(new TimelineEntry(DeliveryState.DELIVERED, Instant.ofEpochMilli(deliveredAt), ""));
+                }
+            }
+            var steps = s.get("SELECT state, at, detail FROM timeline WHERE envelope_id = ? ORDER BY rowid");
+            steps.setString(1, id);
+            try (var rs = steps.executeQuery()) {
+                while (rs.next()) {
+                    timeline.add(new TimelineEntry(DeliveryState.parse(rs.getString(1)), Instant.ofEpochMilli(rs.getLong(2)),
+                            rs.getString(3)));
+                }
+            }
+            timeline.sort(Comparator.comparing(TimelineEntry::at));
+            return Optional.of(new MessageRecord(envelope, state, timeline));
+        });
+    }
+
+    @Override
+    public List<Envelope> inboxAfter(NodeId node, long after, int limit) {
+        return envelopes("SELECT " + Rows.ENVELOPE_COLUMNS
+                + " FROM envelopes WHERE to_node = ? AND seq > ? ORDER BY seq LIMIT ?", node, after, limit);
+    }
+
+    @Override
+    public List<Envelope> undeliveredAfter(NodeId node, long after, int limit) {
+        return envelopes("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes INDEXED BY envelopes_undelivered"
+                + " WHERE to_node = ? AND seq > ? AND delivered_at IS NULL ORDER BY seq LIMIT ?", node, after, limit);
+    }
+
+    @Override
+    public long headSeq(NodeId node) {
+        return readers.read(s -> {
+            var select = s.get("SELECT coalesce(max(seq), 0) FROM envelopes WHERE to_node = ?");
+            select.setString(1, node.value());
+            try (var rs = select.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0L;
+            }
+        });
+    }
+
+    @Override
+    public List<AuditRecord> audit(AuditQuery query) {
+        return readers.read(s -> {
+            String sql = "SELECT id, at, actor, action, target, decision, reason, envelope_id, policy_version FROM audit"
+                    + " WHERE (? IS NULL OR actor = ? OR target = ?) AND (? IS NULL OR decision = ?)"
+                    + " ORDER BY id DESC LIMIT ?";
+            var select = s.get(sql);
+            String node = query.node().orElse(null);
+            String decision = query.decision().map(AuditEntry.Decision::wire).orElse(null);
+            select.setString(1, node);
+            select.setString(2, node);
+            select.setString(3, node);
+            select.setString(4, decision);
+            select.setString(5, decision);
+            select.setInt(6, query.limit());
+            List<AuditRecord> out = new ArrayList<>();
+            try (var rs = select.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new AuditRecord(rs.getLong(1), new AuditEntry(Instant.ofEpochMilli(rs.getLong(2)),
+                            rs.getString(3), rs.getString(4), rs.getString(5),
+                            AuditEntry.Decision.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
+                            rs.getString(7), Optional.ofNullable(rs.getString(8)), rs.getString(9))));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public long backlog() {
+        return readers.read(s -> {
+            try (var rs = s.get("SELECT count(*) FROM envelopes WHERE delivered_at IS NULL").executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0L;
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        writer.close();
+        readers.close();
+    }
+
+    private List<Envelope> envelopes(String sql, NodeId node, long after, int limit) {
+        return readers.read(s -> {
+            var select = s.get(sql);
+            select.setString(1, node.value());
+            select.setLong(2, after);
+            select.setInt(3, limit);
+            List<Envelope> out = new ArrayList<>();
+            try (var rs = select.executeQuery()) {
+                while (rs.next()) {
+                    out.add(Rows.envelope(rs));
+                }
+            }
+            return out;
+        });
+    }
+
+    private static Optional<Envelope> byMessageId(Statements s, Envelope draft) throws SQLException {
+        var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE from_node = ? AND message_id = ?");
+        select.setString(1, draft.from().value());
+        select.setString(2, draft.messageId().orElseThrow());
+        try (var rs = select.executeQuery()) {
+            return rs.next() ? Optional.of(Rows.envelope(rs)) : Optional.empty();
+        }
+    }
+
+    /**
+     * Reads the envelope's state, asks the state machine, and writes the move. With
+     * {@code refuseThrows}, a refused move aborts the whole job (used when it is part of a
+     * larger change that must not happen half).
+     */
+    private static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at, String detail,
+                                         boolean refuseThrows) throws SQLException {
+        var select = s.get("SELECT state FROM envelopes WHERE id = ?");
+        select.setString(1, envelopeId);
+        DeliveryState current;
+        try (var rs = select.executeQuery()) {
+            if (!rs.next()) {
+                throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + envelopeId + " does not exist");
+            }
+            current = DeliveryState.parse(rs.getString(1));
+        }
+        Transition transition = current.on(event);
+        switch (transition) {
+            case Transition.Moved moved -> {
+                var update = s.get("UPDATE envelopes SET state = ? WHERE id = ?");
+                update.setString(1, moved.to().wire());
+                update.setString(2, envelopeId);
+                update.executeUpdate();
+                insertTimeline(s, envelopeId, moved.to(), at, detail);
+            }
+            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at,
+                    detail + "; state unchanged");
+            case Transition.Refused refused -> {
+                if (refuseThrows) {
+                    throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
+                }
+            }
+        }
+        return transition;
+    }
+
+    private static void insertTimeline(Statements s, String envelopeId, DeliveryState state, Instant at, String detail)
+            throws SQLException {
+        var insert = s.get("INSERT INTO timeline (envelope_id, at, state, detail) VALUES (?, ?, ?, ?)");
+        insert.setString(1, envelopeId);
+        insert.setLong(2, at.toEpochMilli());
+        insert.setString(3, state.wire());
+        insert.setString(4, detail);
+        insert.executeUpdate();
+    }
+
+    private static void insertEnvelope(Statements s, Envelope e) throws SQLException {
+        PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
+                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
+        insert.setString(1, e.id());
+        insert.setLong(2, e.seq());
+        insert.setString(3, e.from().value());
+        insert.setString(4, e.to().value());
+        insert.setString(5, e.kind());
+        Rows.setNullable(insert, 6, e.text());
+        Rows.setNullable(insert, 7, e.data().map(d -> d.json()));
+        Rows.setNullable(insert, 8, e.corrId());
+        Rows.setNullable(insert, 9, e.threadId());
+        Rows.setNullable(insert, 10, e.messageId());
+        insert.setString(11, Rows.json(e.meta()));
+        insert.setLong(12, e.createdAt().toEpochMilli());
+        insert.setInt(13, e.trace().attempt());
+        insert.setString(14, e.trace().route().wire());
+        insert.setString(15, e.trace().policyVersion());
+        insert.executeUpdate();
+    }
+
+    private static void insertAudit(Statements s, AuditEntry a) throws SQLException {
+        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.setLong(1, a.at().toEpochMilli());
+        insert.setString(2, a.actor());
+        insert.setString(3, a.action());
+        insert.setString(4, a.target());
+        insert.setString(5, a.decision().wire());
+        insert.setString(6, a.reason());
+        Rows.setNullable(insert, 7, a.envelopeId());
+        insert.setString(8, a.policyVersion());
+        insert.executeUpdate();
+    }
+}

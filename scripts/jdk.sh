@@ -1,0 +1,37 @@
+# Sourced by ./parley and ./test: exports JAVA_HOME pointing at a JDK >= 21.
+# Order: $JAVA_HOME when it is new enough, then the newest JDK under /usr/lib/jvm
+# (or $PARLEY_JVM_DIR), else a clear failure.
+
+parley_java_major() {
+  # Prints the feature version of the java binary given, or nothing.
+  "$1" -XshowSettings:properties -version 2>&1 \
+    | awk -F'= ' '/java.specification.version/ {print $2; exit}' | cut -d. -f1
+}
+
+parley_pick_jdk() {
+  local candidate major best="" best_major=0
+  if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
+    major=$(parley_java_major "$JAVA_HOME/bin/java")
+    if [ -n "$major" ] && [ "$major" -ge 21 ]; then
+      export JAVA_HOME
+      return 0
+    fi
+  fi
+  for candidate in "${PARLEY_JVM_DIR:-/usr/lib/jvm}"/*; do
+    [ -x "$candidate/bin/javac" ] || continue
+    [ -L "$candidate" ] && continue
+    major=$(parley_java_major "$candidate/bin/java")
+    if [ -n "$major" ] && [ "$major" -ge 21 ] && [ "$major" -gt "$best_major" ]; then
+      best="$candidate"; best_major="$major"
+    fi
+  done
+  if [ -z "$best" ]; then
+    echo "parley: no JDK >= 21 found (JAVA_HOME=${JAVA_HOME:-unset}, searched ${PARLEY_JVM_DIR:-/usr/lib/jvm})." >&2
+    echo "parley: install one (e.g. Temurin 21 or newer) or point JAVA_HOME at it." >&2
+    return 1
+  fi
+  export JAVA_HOME="$best"
+}
+
+parley_pick_jdk || exit 1
+export PATH="$JAVA_HOME/bin:$PATH"
