@@ -1,0 +1,201 @@
+package dev.parley.store;
+
+import dev.parley.core.Appended;
+import dev.parley.core.AuditEntry;
+import dev.parley.core.AuditQuery;
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.DeliveryState;
+import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.Grant;
+import dev.parley.core.GraphSnapshot;
+import dev.parley.core.Node;
+import dev.parley.core.NodeId;
+import dev.parley.core.NodeKind;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Route;
+import dev.parley.core.Trace;
+import dev.parley.core.Transition;
+import dev.parley.core.UuidV7;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class SqliteStoreTest {
+    private static final Instant NOW = Instant.parse("2026-11-22T10:00:00.000Z");
+    private static final NodeId LEAD = NodeId.of("lead");
+    private static final NodeId WORKER = NodeId.of("worker");
+
+    @TempDir
+    Path dir;
+    private final UuidV7 ids = new UuidV7(InstantSource.system());
+    private final List<Envelope> notified = new CopyOnWriteArrayList<>();
+    private final AtomicInteger commits = new AtomicInteger();
+    private final AtomicLong jobs = new AtomicLong();
+    private SqliteStore store;
+
+    private SqliteStore open() {
+        store = SqliteStore.open(dir, notified::add, (count, nanos) -> {
+            commits.incrementAndGet();
+            jobs.addAndGet(count);
+        });
+        return store;
+    }
+
+    @AfterEach
+    void close() {
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    @Test
+    void createsTheSchemaInWalModeAtTheLatestVersion() throws Exception {
+        open();
+        try (var connection = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+             var statement = connection.createStatement()) {
+            try (var rs = statement.executeQuery("PRAGMA journal_mode")) {
+                assertEquals("wal", rs.getString(1));
+            }
+            assertEquals(Migrations.latest(), Migrations.version(connection));
+        }
+    }
+
+    @Test
+    void refusesADatabaseFromANewerBuild() throws Exception {
+        open().close();
+        store = null;
+        try (var connection = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+             var statement = connection.createStatement()) {
+            statement.execute("PRAGMA user_version = 99");
+        }
+        IllegalStateException e = assertThrows(IllegalStateException.class, this::open);
+        assertTrue(e.getMessage().contains("schema version 99"), e.getMessage());
+    }
+
+    @Test
+    void concurrentAppendsShareCommitsAndGetGapFreeSeqs() throws Exception {
+        open();
+        int senders = 64;
+        int each = 40;
+        List<Appended> answers = Collections.synchronizedList(new ArrayList<>());
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int s = 0; s < senders; s++) {
+                NodeId to = s % 2 == 0 ? LEAD : WORKER;
+                pool.submit(() -> {
+                    for (int i = 0; i < each; i++) {
+                        answers.add(store.append(draft(WORKER, to, Optional.empty()), audit(), Optional.empty()));
+                    }
+                    return null;
+                });
+            }
+        }
+        assertEquals(senders * each, answers.size());
+        for (NodeId inbox : List.of(LEAD, WORKER)) {
+            List<Envelope> stored = store.inboxAfter(inbox, 0, 10_000);
+            assertEquals(senders * each / 2, stored.size());
+            for (int i = 0; i < stored.size(); i++) {
+                assertEquals(i + 1, stored.get(i).seq());
+            }
+            assertEquals(stored.size(), store.headSeq(inbox));
+        }
+        assertTrue(commits.get() < jobs.get(), "group commit: " + commits.get() + " commits for " + jobs.get() + " jobs");
+        assertEquals(senders * each, notified.size());
+    }
+
+    @Test
+    void theSameMessageIdFromTheSameSenderIsStoredOnce() {
+        open();
+        Appended first = store.append(draft(LEAD, WORKER, Optional.of("m-1")), audit(), Optional.empty());
+        Appended again = store.append(draft(LEAD, WORKER, Optional.of("m-1")), audit(), Optional.empty());
+        Appended otherSender = store.append(draft(WORKER, WORKER, Optional.of("m-1")), audit(), Optional.empty());
+        assertFalse(first.duplicate());
+        assertTrue(again.duplicate());
+        assertEquals(first.envelope().id(), again.envelope().id());
+        assertFalse(otherSender.duplicate());
+        assertEquals(2, store.inboxAfter(WORKER, 0, 10).size());
+    }
+
+    @Test
+    void aRefusedReplyWritesNothingAndLeavesItsBatchIntact() {
+        open();
+        Envelope original = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope();
+        assertTrue(store.apply(original.id(), new DeliveryEvent.Failed("nope"), NOW, audit()) instanceof Transition.Moved);
+        int auditBefore = store.audit(new AuditQuery(Optional.empty(), Optional.empty(), 1000)).size();
+        ParleyException e = assertThrows(ParleyException.class,
+                () -> store.append(draft(WORKER, LEAD, Optional.empty()), audit(), Optional.of(original.id())));
+        assertEquals(ErrorCode.INVALID_TRANSITION, e.code());
+        assertEquals(0, store.inboxAfter(LEAD, 0, 10).size());
+        assertEquals(auditBefore, store.audit(new AuditQuery(Optional.empty(), Optional.empty(), 1000)).size());
+        assertEquals(DeliveryState.FAILED, store.message(original.id()).orElseThrow().state());
+    }
+
+    @Test
+    void deliveryIsRecordedOnceAndLeavesTheUndeliveredSet() {
+        open();
+        Envelope first = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope();
+        Envelope second = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope();
+        store.markDelivered(List.of(first), NOW);
+        store.audit(audit()); // a synchronous write after the queued one: both are committed when it returns
+        assertEquals(List.of(second.id()), store.undeliveredAfter(WORKER, 0, 10).stream().map(Envelope::id).toList());
+        var record = store.message(first.id()).orElseThrow();
+        assertEquals(DeliveryState.DELIVERED, record.state());
+        assertEquals(List.of(DeliveryState.ACCEPTED, DeliveryState.DELIVERED),
+                record.timeline().stream().map(t -> t.state()).toList());
+        assertEquals(1, store.backlog());
+    }
+
+    @Test
+    void reopeningRestoresGraphAndContinuesSeqs() {
+        open();
+        Node lead = new Node(LEAD, NodeKind.HUMAN, Optional.empty(), Map.of("role", "lead"), 0, NOW);
+        Node worker = new Node(WORKER, NodeKind.MANAGED, Optional.of(LEAD), Map.of(), 1, NOW);
+        Node gone = new Node(NodeId.of("gone"), NodeKind.EXTERNAL, Optional.of(LEAD), Map.of(), 1, NOW);
+        store.createNode(lead, "hash-lead", audit());
+        store.createNode(worker, "hash-worker", audit());
+        store.createNode(gone, "hash-gone", audit());
+        store.deleteNode(gone.id(), NOW, audit());
+        Grant grant = new Grant(ids.next(), WORKER, LEAD, Optional.of(NOW.plusSeconds(3600)), "note", NOW);
+        store.createGrant(grant, audit());
+        store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty());
+        store.close();
+
+        open();
+        GraphSnapshot snapshot = store.loadGraph();
+        assertEquals(List.of(lead, worker), snapshot.nodes().stream().sorted((a, b) -> a.id().compareTo(b.id())).toList());
+        assertEquals(java.util.Set.of(gone.id()), snapshot.retired());
+        assertEquals(Map.of(LEAD, "hash-lead", WORKER, "hash-worker"), snapshot.tokenHashes());
+        assertEquals(List.of(grant), snapshot.grants());
+        assertEquals(2, store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope().seq());
+        ParleyException exists = assertThrows(ParleyException.class, () -> store.createNode(gone, "h", audit()));
+        assertEquals(ErrorCode.NODE_EXISTS, exists.code());
+    }
+
+    private Envelope draft(NodeId from, NodeId to, Optional<String> messageId) {
+        return new Envelope(ids.next(), 0, from, to, "message", Optional.of("hello"), Optional.empty(), Optional.empty(),
+                Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
+    }
+
+    private static AuditEntry audit() {
+        return new AuditEntry(NOW, "test", "send", "x", AuditEntry.Decision.ALLOW, "test", Optional.empty(), "test");
+    }
+}
