@@ -89,7 +89,7 @@ public final class Router {
 
     private Envelope draft(NodeId from, NodeId to, String kind, Payload payload, Instant now, Route route) {
         return new Envelope(ids.next(), 0, from, to, kind, payload.text(), payload.data(), payload.corrId(),
-                payload.threadId(), payload.messageId(), payload.meta(), now, new Trace(1, route, AccessPolicy.VERSION));
+                payload.threadId(), Optional.empty(), payload.messageId(), payload.meta(), now, new Trace(1, route, AccessPolicy.VERSION));
     }
 
     private static AuditEntry entry(Instant at, Node actor, String action, String target, AuditEntry.Decision decision,

@@ -84,6 +84,9 @@ final class Json {
         }
         optional(g, "corrId", e.corrId());
         optional(g, "threadId", e.threadId());
+        if (e.topic().isPresent()) {
+            g.writeStringField("topic", e.topic().get());
+        }
         g.writeObjectFieldStart("meta");
         for (Map.Entry<String, String> entry : e.meta().entrySet()) {
             g.writeStringField(entry.getKey(), entry.getValue());

@@ -51,7 +51,7 @@ public final class SqliteStore implements EventStore {
      * SQL below cannot disagree with it.
      */
     private static final String DELIVERABLE_STATES = Arrays.stream(DeliveryState.values())
-            .filter(s -> s.on(new DeliveryEvent.Delivered()) instanceof Transition.Moved)
+            .filter(s -> s.on(new DeliveryEvent.Delivered("stream")) instanceof Transition.Moved)
             .map(s -> "'" + s.wire() + "'")
             .collect(Collectors.joining(", "));
 
@@ -217,8 +217,7 @@ public final class SqliteStore implements EventStore {
                 return new Appended(earlier.get(), true);
             }
             if (answers.isPresent()) {
-                applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(),
-                        "reply " + draft.id(), true);
+                applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
             }
             Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
             insertEnvelope(tx.statements(), envelope);
@@ -231,13 +230,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit) {
         return writer.submit(tx -> {
-            String detail = switch (event) {
-                case DeliveryEvent.Failed f -> f.reason().isEmpty() ? "failed ack" : "failed ack: " + f.reason();
-                case DeliveryEvent.Processed p -> "processed ack";
-                case DeliveryEvent.Delivered d -> "delivered";
-                case DeliveryEvent.Replied r -> "reply " + r.replyId();
-            };
-            Transition transition = applyEvent(tx.statements(), envelopeId, event, at, detail, false);
+            Transition transition = applyEvent(tx.statements(), envelopeId, event, at, false);
             if (!(transition instanceof Transition.Refused)) {
                 insertAudit(tx.statements(), audit);
             }
@@ -276,9 +269,9 @@ public final class SqliteStore implements EventStore {
                     return Optional.empty();
                 }
                 envelope = Rows.envelope(rs);
-                state = DeliveryState.parse(rs.getString(16));
+                state = DeliveryState.parse(rs.getString(17));
                 timeline.add(new TimelineEntry(DeliveryState.ACCEPTED, envelope.createdAt(), ""));
-                long deliveredAt = rs.getLong(17);
+                long deliveredAt = rs.getLong(18);
                 if (!rs.wasNull()) {
                     timeline.add(new TimelineEntry(DeliveryState.DELIVERED, Instant.ofEpochMilli(deliveredAt), ""));
                 }
@@ -392,7 +385,7 @@ public final class SqliteStore implements EventStore {
      * {@code refuseThrows}, a refused move aborts the whole job (used when it is part of a
      * larger change that must not happen half).
      */
-    private static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at, String detail,
+    private static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at,
                                          boolean refuseThrows) throws SQLException {
         var select = s.get("SELECT state FROM envelopes WHERE id = ?");
         select.setString(1, envelopeId);
@@ -410,10 +403,9 @@ public final class SqliteStore implements EventStore {
                 update.setString(1, moved.to().wire());
                 update.setString(2, envelopeId);
                 update.executeUpdate();
-                insertTimeline(s, envelopeId, moved.to(), at, detail);
+                insertTimeline(s, envelopeId, moved.to(), at, event.detail());
             }
-            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at,
-                    detail + "; state unchanged");
+            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, event.detail());
             case Transition.Refused refused -> {
                 if (refuseThrows) {
                     throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
@@ -435,7 +427,7 @@ public final class SqliteStore implements EventStore {
 
     private static void insertEnvelope(Statements s, Envelope e) throws SQLException {
         PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
-                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
+                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
         insert.setString(1, e.id());
         insert.setLong(2, e.seq());
         insert.setString(3, e.from().value());
@@ -451,6 +443,7 @@ public final class SqliteStore implements EventStore {
         insert.setInt(13, e.trace().attempt());
         insert.setString(14, e.trace().route().wire());
         insert.setString(15, e.trace().policyVersion());
+        Rows.setNullable(insert, 16, e.topic());
         insert.executeUpdate();
     }
 

@@ -192,7 +192,7 @@ class SqliteStoreTest {
 
     private Envelope draft(NodeId from, NodeId to, Optional<String> messageId) {
         return new Envelope(ids.next(), 0, from, to, "message", Optional.of("hello"), Optional.empty(), Optional.empty(),
-                Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
+                Optional.empty(), Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
     }
 
     private static AuditEntry audit() {
