@@ -41,6 +41,9 @@ public final class Registry {
             }
         };
         Optional<Node> parent = parentId.map(id -> graph.node(id).orElseThrow(() -> notFound(id)));
+        if (request.id().equals(NodeId.HUB)) {
+            throw new ParleyException(ErrorCode.NODE_EXISTS, "node id " + NodeId.HUB + " is reserved for the hub");
+        }
         if (graph.node(request.id()).isPresent() || graph.isRetired(request.id())) {
             throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + request.id() + " already exists"
                     + (graph.isRetired(request.id()) ? " (deleted; ids are never reused)" : ""));
@@ -95,8 +98,10 @@ public final class Registry {
     public Grant grant(Principal caller, NewGrant request) {
         requireAdmin(caller, "create grants");
         graph.node(request.from()).orElseThrow(() -> notFound(request.from()));
-        graph.node(request.to()).orElseThrow(() -> notFound(request.to()));
-        if (request.from().equals(request.to())) {
+        if (request.to() instanceof GrantTarget.Node target) {
+            graph.node(target.id()).orElseThrow(() -> notFound(target.id()));
+        }
+        if (request.to().equals(new GrantTarget.Node(request.from()))) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "a grant needs two different nodes");
         }
         var now = clock.instant();
@@ -104,7 +109,7 @@ public final class Registry {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "expiresAt must be in the future");
         }
         Grant grant = new Grant(ids.next(), request.from(), request.to(), request.expiresAt(), request.note(), now);
-        store.createGrant(grant, allow(caller, "grant.create", grant.from() + "->" + grant.to(), "grant " + grant.id()));
+        store.createGrant(grant, allow(caller, "grant.create", grant.from() + "->" + grant.to().wire(), "grant " + grant.id()));
         graph.putGrant(grant);
         return grant;
     }
@@ -112,7 +117,7 @@ public final class Registry {
     public List<Grant> grants(Principal caller) {
         return graph.grants().stream().filter(g -> switch (caller) {
             case Principal.Admin a -> true;
-            case Principal.Caller c -> g.from().equals(c.id()) || g.to().equals(c.id());
+            case Principal.Caller c -> g.from().equals(c.id()) || g.to().equals(new GrantTarget.Node(c.id()));
         }).toList();
     }
 
@@ -120,7 +125,7 @@ public final class Registry {
         requireAdmin(caller, "delete grants");
         Grant grant = graph.grant(grantId).orElseThrow(() -> new ParleyException(ErrorCode.GRANT_NOT_FOUND,
                 "grant " + grantId + " does not exist"));
-        store.deleteGrant(grantId, allow(caller, "grant.delete", grant.from() + "->" + grant.to(), "grant " + grantId));
+        store.deleteGrant(grantId, allow(caller, "grant.delete", grant.from() + "->" + grant.to().wire(), "grant " + grantId));
         graph.removeGrant(grantId);
     }
 

@@ -13,7 +13,7 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
     private static final Pattern KIND = Pattern.compile("^[a-z][a-z0-9_.-]{0,63}$");
     /** Kinds the hub itself emits; a node cannot forge them with a plain send. */
     private static final Set<String> RESERVED = Set.of("reply", "event", "broadcast", "dead_letter", "incident",
-            "task_accept", "task_update", "task_complete", "task_failed", "task_canceled");
+            "task", "task_accept", "task_update", "task_complete", "task_failed", "task_canceled");
 
     public SendRequest {
         if (!KIND.matcher(kind).matches()) {

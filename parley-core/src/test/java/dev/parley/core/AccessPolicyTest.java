@@ -55,7 +55,7 @@ class AccessPolicyTest {
 
     @Test
     void grantsAreOneDirectionalAndExpire() {
-        graph.putGrant(new Grant("g1", NodeId.of("a1"), NodeId.of("b1"), Optional.of(NOW.plusSeconds(60)), "", NOW));
+        graph.putGrant(new Grant("g1", NodeId.of("a1"), new GrantTarget.Node(NodeId.of("b1")), Optional.of(NOW.plusSeconds(60)), "", NOW));
         AclDecision.Allowed allowed = assertInstanceOf(AclDecision.Allowed.class, decide("a1", "b1"));
         assertEquals(new AclDecision.Allowed(Route.GRANT, "g1"), allowed);
         assertInstanceOf(AclDecision.Denied.class, decide("b1", "a1"));

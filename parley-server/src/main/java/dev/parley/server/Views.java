@@ -36,7 +36,7 @@ final class Views {
         ObjectNode out = Json.object();
         out.put("id", grant.id());
         out.put("from", grant.from().value());
-        out.put("to", grant.to().value());
+        out.put("to", grant.to().wire());
         out.put("expiresAt", grant.expiresAt().map(Json::time).orElse(null));
         out.put("note", grant.note());
         out.put("createdAt", Json.time(grant.createdAt()));

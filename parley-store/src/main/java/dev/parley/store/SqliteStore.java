@@ -10,6 +10,7 @@ import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
 import dev.parley.core.Grant;
+import dev.parley.core.GrantTarget;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.MessageRecord;
 import dev.parley.core.Node;
@@ -55,6 +56,7 @@ public final class SqliteStore implements EventStore {
             .map(s -> "'" + s.wire() + "'")
             .collect(Collectors.joining(", "));
 
+    /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
     private final ReadPool readers;
 
@@ -109,7 +111,7 @@ public final class SqliteStore implements EventStore {
                 while (rs.next()) {
                     long expires = rs.getLong(4);
                     Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(expires));
-                    grants.add(new Grant(rs.getString(1), new NodeId(rs.getString(2)), new NodeId(rs.getString(3)),
+                    grants.add(new Grant(rs.getString(1), new NodeId(rs.getString(2)), GrantTarget.parse(rs.getString(3)),
                             expiresAt, rs.getString(5), Instant.ofEpochMilli(rs.getLong(6))));
                 }
             }
@@ -137,7 +139,7 @@ public final class SqliteStore implements EventStore {
             insert.setString(6, tokenHash);
             insert.setLong(7, node.createdAt().toEpochMilli());
             insert.executeUpdate();
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -152,7 +154,7 @@ public final class SqliteStore implements EventStore {
             if (update.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
             }
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -166,7 +168,7 @@ public final class SqliteStore implements EventStore {
             if (update.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
             }
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -178,12 +180,12 @@ public final class SqliteStore implements EventStore {
                     "INSERT INTO grants (id, from_node, to_node, expires_at, note, created_at) VALUES (?, ?, ?, ?, ?, ?)");
             insert.setString(1, grant.id());
             insert.setString(2, grant.from().value());
-            insert.setString(3, grant.to().value());
+            insert.setString(3, grant.to().wire());
             Rows.setNullableMillis(insert, 4, grant.expiresAt());
             insert.setString(5, grant.note());
             insert.setLong(6, grant.createdAt().toEpochMilli());
             insert.executeUpdate();
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -196,7 +198,7 @@ public final class SqliteStore implements EventStore {
             if (delete.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.GRANT_NOT_FOUND, "grant " + grantId + " does not exist");
             }
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -204,7 +206,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public void audit(AuditEntry entry) {
         writer.submit(tx -> {
-            insertAudit(tx.statements(), entry);
+            Ledger.insertAudit(tx.statements(), entry);
             return null;
         });
     }
@@ -212,17 +214,15 @@ public final class SqliteStore implements EventStore {
     @Override
     public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers) {
         return writer.submit(tx -> {
-            Optional<Envelope> earlier = draft.messageId().isPresent() ? byMessageId(tx.statements(), draft) : Optional.empty();
+            Optional<Envelope> earlier = draft.messageId().isPresent() ? Ledger.byMessageId(tx.statements(), draft) : Optional.empty();
             if (earlier.isPresent()) {
                 return new Appended(earlier.get(), true);
             }
             if (answers.isPresent()) {
-                applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
+                Ledger.applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
             }
-            Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
-            insertEnvelope(tx.statements(), envelope);
-            insertAudit(tx.statements(), audit);
-            tx.announce(envelope);
+            Envelope envelope = Ledger.append(tx, draft);
+            Ledger.insertAudit(tx.statements(), audit);
             return new Appended(envelope, false);
         });
     }
@@ -230,9 +230,9 @@ public final class SqliteStore implements EventStore {
     @Override
     public Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit) {
         return writer.submit(tx -> {
-            Transition transition = applyEvent(tx.statements(), envelopeId, event, at, false);
+            Transition transition = Ledger.applyEvent(tx.statements(), envelopeId, event, at, false);
             if (!(transition instanceof Transition.Refused)) {
-                insertAudit(tx.statements(), audit);
+                Ledger.insertAudit(tx.statements(), audit);
             }
             return transition;
         });
@@ -369,95 +369,5 @@ public final class SqliteStore implements EventStore {
             }
             return out;
         });
-    }
-
-    private static Optional<Envelope> byMessageId(Statements s, Envelope draft) throws SQLException {
-        var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE from_node = ? AND message_id = ?");
-        select.setString(1, draft.from().value());
-        select.setString(2, draft.messageId().orElseThrow());
-        try (var rs = select.executeQuery()) {
-            return rs.next() ? Optional.of(Rows.envelope(rs)) : Optional.empty();
-        }
-    }
-
-    /**
-     * Reads the envelope's state, asks the state machine, and writes the move. With
-     * {@code refuseThrows}, a refused move aborts the whole job (used when it is part of a
-     * larger change that must not happen half).
-     */
-    private static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at,
-                                         boolean refuseThrows) throws SQLException {
-        var select = s.get("SELECT state FROM envelopes WHERE id = ?");
-        select.setString(1, envelopeId);
-        DeliveryState current;
-        try (var rs = select.executeQuery()) {
-            if (!rs.next()) {
-                throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + envelopeId + " does not exist");
-            }
-            current = DeliveryState.parse(rs.getString(1));
-        }
-        Transition transition = current.on(event);
-        switch (transition) {
-            case Transition.Moved moved -> {
-                var update = s.get("UPDATE envelopes SET state = ? WHERE id = ?");
-                update.setString(1, moved.to().wire());
-                update.setString(2, envelopeId);
-                update.executeUpdate();
-                insertTimeline(s, envelopeId, moved.to(), at, event.detail());
-            }
-            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, event.detail());
-            case Transition.Refused refused -> {
-                if (refuseThrows) {
-                    throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
-                }
-            }
-        }
-        return transition;
-    }
-
-    private static void insertTimeline(Statements s, String envelopeId, DeliveryState state, Instant at, String detail)
-            throws SQLException {
-        var insert = s.get("INSERT INTO timeline (envelope_id, at, state, detail) VALUES (?, ?, ?, ?)");
-        insert.setString(1, envelopeId);
-        insert.setLong(2, at.toEpochMilli());
-        insert.setString(3, state.wire());
-        insert.setString(4, detail);
-        insert.executeUpdate();
-    }
-
-    private static void insertEnvelope(Statements s, Envelope e) throws SQLException {
-        PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
-                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
-        insert.setString(1, e.id());
-        insert.setLong(2, e.seq());
-        insert.setString(3, e.from().value());
-        insert.setString(4, e.to().value());
-        insert.setString(5, e.kind());
-        Rows.setNullable(insert, 6, e.text());
-        Rows.setNullable(insert, 7, e.data().map(d -> d.json()));
-        Rows.setNullable(insert, 8, e.corrId());
-        Rows.setNullable(insert, 9, e.threadId());
-        Rows.setNullable(insert, 10, e.messageId());
-        insert.setString(11, Rows.json(e.meta()));
-        insert.setLong(12, e.createdAt().toEpochMilli());
-        insert.setInt(13, e.trace().attempt());
-        insert.setString(14, e.trace().route().wire());
-        insert.setString(15, e.trace().policyVersion());
-        Rows.setNullable(insert, 16, e.topic());
-        insert.executeUpdate();
-    }
-
-    private static void insertAudit(Statements s, AuditEntry a) throws SQLException {
-        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-        insert.setLong(1, a.at().toEpochMilli());
-        insert.setString(2, a.actor());
-        insert.setString(3, a.action());
-        insert.setString(4, a.target());
-        insert.setString(5, a.decision().wire());
-        insert.setString(6, a.reason());
-        Rows.setNullable(insert, 7, a.envelopeId());
-        insert.setString(8, a.policyVersion());
-        insert.executeUpdate();
     }
 }

@@ -174,7 +174,7 @@ class SqliteStoreTest {
         store.createNode(worker, "hash-worker", audit());
         store.createNode(gone, "hash-gone", audit());
         store.deleteNode(gone.id(), NOW, audit());
-        Grant grant = new Grant(ids.next(), WORKER, LEAD, Optional.of(NOW.plusSeconds(3600)), "note", NOW);
+        Grant grant = new Grant(ids.next(), WORKER, new dev.parley.core.GrantTarget.Node(LEAD), Optional.of(NOW.plusSeconds(3600)), "note", NOW);
         store.createGrant(grant, audit());
         store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty());
         store.close();
