@@ -49,7 +49,7 @@ public final class Router {
                 Envelope draft = draft(sender.id(), request.to(), request.kind(), request.payload(), now, allowed.route());
                 String why = allowed.grantId() == null ? allowed.route().wire() : "grant " + allowed.grantId();
                 yield store.append(draft, entry(now, sender, "send", request.to().value(), AuditEntry.Decision.ALLOW, why,
-                        Optional.of(draft.id())), Optional.empty());
+                        Optional.of(draft.id())), Optional.empty(), request.replyWithin().map(now::plus));
             }
         };
     }
@@ -75,7 +75,7 @@ public final class Router {
                 payload.threadId().or(() -> original.envelope().threadId()), payload.messageId(), payload.meta());
         Envelope draft = draft(replier.id(), to, "reply", threaded, now, Route.REPLY);
         return store.append(draft, entry(now, replier, "reply", to.value(), AuditEntry.Decision.ALLOW,
-                "reply to " + originalId, Optional.of(draft.id())), Optional.of(originalId));
+                "reply to " + originalId, Optional.of(draft.id())), Optional.of(originalId), Optional.empty());
     }
 
     private Node senderOf(Principal caller, String action) {

@@ -1,6 +1,8 @@
 package dev.parley.server;
 
 import dev.parley.core.AccessPolicy;
+import dev.parley.core.DeliveryPolicies;
+import dev.parley.core.Notices;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.Messages;
@@ -8,6 +10,7 @@ import dev.parley.core.Registry;
 import dev.parley.core.Router;
 import dev.parley.core.Tokens;
 import dev.parley.core.UuidV7;
+import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteStore;
 import io.helidon.webserver.WebServer;
 
@@ -37,6 +40,7 @@ public final class Hub implements AutoCloseable {
     private final WebServer server;
     private final SqliteStore store;
     private final InboxFeeds feeds;
+    private final Dispatcher dispatcher;
     private final StreamWatchdog watchdog;
     private final String adminToken;
     private final boolean adminTokenCreated;
@@ -44,11 +48,12 @@ public final class Hub implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
-    private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, StreamWatchdog watchdog, String adminToken,
-                boolean adminTokenCreated, String host) {
+    private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, Dispatcher dispatcher, StreamWatchdog watchdog,
+                String adminToken, boolean adminTokenCreated, String host) {
         this.server = server;
         this.store = store;
         this.feeds = feeds;
+        this.dispatcher = dispatcher;
         this.watchdog = watchdog;
         this.adminToken = adminToken;
         this.adminTokenCreated = adminTokenCreated;
@@ -62,8 +67,10 @@ public final class Hub implements AutoCloseable {
         String admin = config.adminToken().orElseGet(() -> loadOrCreateAdminToken(config.dataDir(), created));
 
         InboxFeeds feeds = new InboxFeeds();
+        CommitListeners committed = new CommitListeners().add(feeds);
         Metrics metrics = new Metrics();
-        SqliteStore store = SqliteStore.open(config.dataDir(), feeds, metrics);
+        SqliteStore store = SqliteStore.open(config.dataDir(), committed, metrics);
+        SqliteDeliveries deliveries = store.deliveries(KeyFileSealer.open(config.dataDir()));
         metrics.backlogFrom(store::backlog);
         GraphSnapshot snapshot = store.loadGraph();
         Graph graph = new Graph();
@@ -74,15 +81,22 @@ public final class Hub implements AutoCloseable {
         UuidV7 ids = new UuidV7(clock);
         Registry registry = new Registry(graph, tokens, store, clock, ids, config.maxDepth());
         Router router = new Router(graph, new AccessPolicy(graph), store, clock, ids);
+        DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, clock);
+        ReplyWaiters waiters = new ReplyWaiters(deliveries);
+        Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids),
+                new Courier(config.pushTimeout()), metrics, clock);
+        committed.add(waiters).add(dispatcher);
         StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
-        InboxStream stream = new InboxStream(store, feeds, watchdog, metrics, clock, config.heartbeat());
+        InboxStream stream = new InboxStream(store, policies, feeds, watchdog, metrics, clock, config.heartbeat());
 
         Routes routes = new Routes(tokens, config.maxBodyBytes());
         new OpsRoutes(store, metrics).register(routes);
         new NodeRoutes(registry, feeds).register(routes);
         new GrantRoutes(registry).register(routes);
-        new MessageRoutes(router, new Messages(store, clock), metrics).register(routes);
-        new InboxRoutes(store, registry, stream, clock).register(routes);
+        new MessageRoutes(router, new Messages(store, clock), waiters, metrics).register(routes);
+        new InboxRoutes(store, policies, registry, stream, clock).register(routes);
+        new DeliveryRoutes(policies).register(routes);
+        new DeadLetterRoutes(deliveries, feeds, dispatcher, clock).register(routes);
 
         WebServer server;
         try {
@@ -96,11 +110,12 @@ public final class Hub implements AutoCloseable {
                     .build()
                     .start();
         } catch (RuntimeException e) {
+            dispatcher.close();
             watchdog.close();
             store.close();
             throw e;
         }
-        Hub hub = new Hub(server, store, feeds, watchdog, admin, created[0], config.host());
+        Hub hub = new Hub(server, store, feeds, dispatcher, watchdog, admin, created[0], config.host());
         LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                 + " (" + snapshot.nodes().size() + " nodes)");
         return hub;
@@ -135,6 +150,7 @@ public final class Hub implements AutoCloseable {
         LOG.info("parley hub shutting down");
         feeds.closeAll();
         server.stop();
+        dispatcher.close();
         watchdog.close();
         store.close();
         LOG.info("parley hub stopped");

@@ -3,6 +3,7 @@ package dev.parley.store;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
@@ -10,23 +11,100 @@ import dev.parley.core.Transition;
 
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The writes every part of the store shares, run inside a writer job: appending an
  * envelope to an inbox, moving an envelope through the state machine, the audit log.
  */
 final class Ledger {
+    /**
+     * The states a delivery moves on from, taken from the state machine so that the SQL
+     * below cannot disagree with it.
+     */
+    private static final String DELIVERABLE_STATES = Arrays.stream(DeliveryState.values())
+            .filter(s -> s.on(new DeliveryEvent.Delivered("stream")) instanceof Transition.Moved)
+            .map(s -> "'" + s.wire() + "'")
+            .collect(Collectors.joining(", "));
+
+    /** States after which nothing more is owed to an envelope: its scheduled work is dropped. */
+    private static final Set<DeliveryState> SETTLED = EnumSet.of(DeliveryState.PROCESSED, DeliveryState.REPLIED,
+            DeliveryState.FAILED, DeliveryState.DEAD_LETTERED);
+
     private Ledger() {
     }
 
-    /** Appends {@code draft} to its inbox with the next seq; it is announced after the commit. */
+    static boolean settled(DeliveryState state) {
+        return SETTLED.contains(state);
+    }
+
+    /**
+     * Marks envelopes delivered (first delivery, or again after a redelivery) and, with
+     * {@code redeliverAfter}, schedules the check that they were acked in time.
+     */
+    static void markDelivered(Statements statements, List<Envelope> delivered, Instant at,
+                              Optional<Duration> redeliverAfter) throws SQLException {
+        var update = statements.get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
+                + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
+        for (Envelope envelope : delivered) {
+            update.setLong(1, at.toEpochMilli());
+            update.setString(2, envelope.id());
+            update.addBatch();
+        }
+        int[] counts = update.executeBatch();
+        if (redeliverAfter.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < counts.length; i++) {
+            if (counts[i] == 1) {
+                Envelope envelope = delivered.get(i);
+                schedule(statements, envelope.id(), DeliveryStore.Purpose.REDELIVER, at.plus(redeliverAfter.get()),
+                        envelope.trace().attempt() + 1);
+            }
+        }
+    }
+
+    /**
+     * Appends {@code draft} to its inbox with the next seq; it is announced after the commit.
+     * A target reached by webhook gets its first push scheduled in the same transaction, so
+     * every path into an inbox (sends, replies, topics, tasks, notices) is pushed alike.
+     */
     static Envelope append(Writer.Tx tx, Envelope draft) throws SQLException {
         Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
         insertEnvelope(tx.statements(), envelope);
+        var push = tx.statements().get("INSERT INTO schedule (envelope_id, purpose, due_at, attempt) SELECT ?, 'push', ?, 1"
+                + " FROM delivery_policies WHERE node_id = ? AND webhook_url IS NOT NULL");
+        push.setString(1, envelope.id());
+        push.setLong(2, envelope.createdAt().toEpochMilli());
+        push.setString(3, envelope.to().value());
+        push.executeUpdate();
         tx.announce(envelope);
         return envelope;
+    }
+
+    /** Sets (or moves) one piece of scheduled work. */
+    static void schedule(Statements s, String envelopeId, DeliveryStore.Purpose purpose, Instant due, int attempt)
+            throws SQLException {
+        var insert = s.get("INSERT OR REPLACE INTO schedule (envelope_id, purpose, due_at, attempt) VALUES (?, ?, ?, ?)");
+        insert.setString(1, envelopeId);
+        insert.setString(2, purpose.name().toLowerCase(java.util.Locale.ROOT));
+        insert.setLong(3, due.toEpochMilli());
+        insert.setInt(4, attempt);
+        insert.executeUpdate();
+    }
+
+    static void unschedule(Statements s, String envelopeId, DeliveryStore.Purpose purpose) throws SQLException {
+        var delete = s.get("DELETE FROM schedule WHERE envelope_id = ? AND purpose = ?");
+        delete.setString(1, envelopeId);
+        delete.setString(2, purpose.name().toLowerCase(java.util.Locale.ROOT));
+        delete.executeUpdate();
     }
 
     static Optional<Envelope> byMessageId(Statements s, Envelope draft) throws SQLException {
@@ -62,6 +140,11 @@ final class Ledger {
                 update.setString(2, envelopeId);
                 update.executeUpdate();
                 insertTimeline(s, envelopeId, moved.to(), at, event.detail());
+                if (SETTLED.contains(moved.to())) {
+                    var forget = s.get("DELETE FROM schedule WHERE envelope_id = ?");
+                    forget.setString(1, envelopeId);
+                    forget.executeUpdate();
+                }
             }
             case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, event.detail());
             case Transition.Refused refused -> {

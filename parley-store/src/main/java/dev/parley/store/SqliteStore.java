@@ -6,6 +6,7 @@ import dev.parley.core.AuditQuery;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
@@ -18,6 +19,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Sealer;
 import dev.parley.core.TimelineEntry;
 import dev.parley.core.Transition;
 
@@ -27,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,15 +49,6 @@ import java.util.stream.Collectors;
 public final class SqliteStore implements EventStore {
     public static final String FILE_NAME = "parley.db";
     private static final int READERS = 4;
-
-    /**
-     * The states a first delivery moves on from, taken from the state machine so that the
-     * SQL below cannot disagree with it.
-     */
-    private static final String DELIVERABLE_STATES = Arrays.stream(DeliveryState.values())
-            .filter(s -> s.on(new DeliveryEvent.Delivered("stream")) instanceof Transition.Moved)
-            .map(s -> "'" + s.wire() + "'")
-            .collect(Collectors.joining(", "));
 
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
@@ -80,6 +74,21 @@ public final class SqliteStore implements EventStore {
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Delivery policies, the schedule and dead letters, on the same writer and readers. */
+    public SqliteDeliveries deliveries(Sealer sealer) {
+        return new SqliteDeliveries(writer, readers, sealer);
+    }
+
+    /** Topic subscriptions and fan-out, on the same writer and readers. */
+    public SqliteTopics topics() {
+        return new SqliteTopics(writer, readers);
+    }
+
+    /** Delegated tasks, on the same writer and readers. */
+    public SqliteTasks tasks() {
+        return new SqliteTasks(writer, readers);
     }
 
     @Override
@@ -212,7 +221,7 @@ public final class SqliteStore implements EventStore {
     }
 
     @Override
-    public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers) {
+    public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers, Optional<Instant> replyBy) {
         return writer.submit(tx -> {
             Optional<Envelope> earlier = draft.messageId().isPresent() ? Ledger.byMessageId(tx.statements(), draft) : Optional.empty();
             if (earlier.isPresent()) {
@@ -222,6 +231,9 @@ public final class SqliteStore implements EventStore {
                 Ledger.applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
             }
             Envelope envelope = Ledger.append(tx, draft);
+            if (replyBy.isPresent()) {
+                Ledger.schedule(tx.statements(), envelope.id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
+            }
             Ledger.insertAudit(tx.statements(), audit);
             return new Appended(envelope, false);
         });
@@ -239,19 +251,12 @@ public final class SqliteStore implements EventStore {
     }
 
     @Override
-    public void markDelivered(List<Envelope> delivered, Instant at) {
+    public void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
         if (delivered.isEmpty()) {
             return;
         }
         writer.enqueue(tx -> {
-            var update = tx.statements().get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
-                    + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
-            for (Envelope envelope : delivered) {
-                update.setLong(1, at.toEpochMilli());
-                update.setString(2, envelope.id());
-                update.addBatch();
-            }
-            update.executeBatch();
+            Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter);
             return null;
         });
     }
