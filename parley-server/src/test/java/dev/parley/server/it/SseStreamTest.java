@@ -1,0 +1,356 @@
+package dev.parley.server.it;
+
+import static dev.parley.server.it.HubFixture.assertStatus;
+import static dev.parley.server.it.HubFixture.obj;
+import static dev.parley.server.it.HubFixture.uid;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.server.it.HubFixture.Resp;
+import dev.parley.server.it.SseClient.Frame;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The SSE inbox stream: framing, replay, cursors, heartbeats, and resuming after a cut. */
+class SseStreamTest {
+    static final Duration WAIT = Duration.ofSeconds(5);
+
+    @TempDir
+    static Path dataDir;
+    static HubFixture hub;
+
+    @BeforeAll
+    static void startHub() {
+        hub = HubFixture.start(dataDir, c -> c.withHeartbeat(Duration.ofMillis(300)));
+    }
+
+    @AfterAll
+    static void stopHub() {
+        if (hub != null) {
+            hub.close();
+        }
+    }
+
+    /** A parent and a child; returns {parent, parentToken, child, childToken}. */
+    static String[] pair() {
+        String a = uid("sa");
+        String aToken = hub.createNode(a, null);
+        String b = uid("sb");
+        String bToken = hub.createNode(b, a);
+        return new String[] {a, aToken, b, bToken};
+    }
+
+    static void assertRefused(SseClient s, int status, String code) {
+        assertEquals(status, s.awaitStatus(WAIT), () -> "stream should be refused: " + s.errorBody());
+        s.drainUntilEnd(WAIT);
+        JsonNode body;
+        try {
+            body = HubFixture.JSON.readTree(s.errorBody());
+        } catch (Exception e) {
+            throw new AssertionError("error body is not JSON: " + s.errorBody(), e);
+        }
+        assertEquals(code, body.path("error").asText(), "error code: " + s.errorBody());
+        assertFalse(body.path("message").asText("").isBlank(), "error message: " + s.errorBody());
+    }
+
+    static void awaitNoOpenStreams() {
+        await().atMost(WAIT).until(() -> hub.metric("parley_open_streams") == 0.0);
+    }
+
+    @Test
+    void firstFrameIsReadyThenIdIsSeqEventIsKindDataIsTheEnvelope() {
+        String[] p = pair();
+        Resp m1 = hub.sendOk(p[1], p[2], "first");
+        Resp m2 = assertStatus(202, hub.post(p[1], "/v1/messages", obj("to", p[2], "kind", "note.v1",
+                "data", Map.of("n", 2), "meta", Map.of("k", "v"))));
+
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            String type = s.header("content-type");
+            assertTrue(type != null && type.startsWith("text/event-stream"), "content type: " + type);
+
+            Frame f1 = s.nextEvent(WAIT);
+            assertEquals("1", f1.id());
+            assertEquals("message", f1.event());
+            assertFalse(f1.data().contains("\n"), "envelope JSON must be on one data line");
+            JsonNode e1 = f1.json();
+            assertEquals(m1.text("id"), e1.get("id").asText());
+            assertEquals(1, e1.get("seq").asLong());
+            assertEquals(p[0], e1.get("from").asText());
+            assertEquals(p[2], e1.get("to").asText());
+            assertEquals("message", e1.get("kind").asText());
+            assertEquals("first", e1.get("text").asText());
+            assertEquals("intra_group", e1.path("trace").path("route").asText());
+            assertEquals(1, e1.path("trace").path("attempt").asInt());
+
+            Frame f2 = s.nextEvent(WAIT);
+            assertEquals("2", f2.id());
+            assertEquals("note.v1", f2.event());
+            JsonNode e2 = f2.json();
+            assertEquals(m2.text("id"), e2.get("id").asText());
+            assertEquals(2, e2.path("data").path("n").asInt());
+            assertEquals("v", e2.path("meta").path("k").asText());
+
+            // live
+            Resp m3 = hub.sendOk(p[1], p[2], "live");
+            Frame f3 = s.nextEvent(WAIT);
+            assertEquals("3", f3.id());
+            assertEquals(m3.text("id"), f3.json().get("id").asText());
+            assertEquals("live", f3.json().get("text").asText());
+        }
+    }
+
+    @Test
+    void replayWithLastEventIdAndWithAfterThenContinueLive() {
+        String[] p = pair();
+        for (int i = 1; i <= 5; i++) {
+            hub.sendOk(p[1], p[2], "m" + i);
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], "2")) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(3L, 4L, 5L), s.nextEvents(3, WAIT).stream().map(Frame::seq).toList());
+            hub.sendOk(p[1], p[2], "m6");
+            Frame live = s.nextEvent(WAIT);
+            assertEquals(6, live.seq());
+            assertEquals("m6", live.json().get("text").asText());
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream?after=4", p[3], null)) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(5L, 6L), s.nextEvents(2, WAIT).stream().map(Frame::seq).toList());
+            hub.sendOk(p[1], p[2], "m7");
+            assertEquals(7, s.nextEvent(WAIT).seq());
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], "0")) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L),
+                    s.nextEvents(7, WAIT).stream().map(Frame::seq).toList());
+            hub.sendOk(p[1], p[2], "m8");
+            assertEquals(8, s.nextEvent(WAIT).seq(), "nothing may come between the replay and live frames");
+        }
+        // admin variant with a cursor
+        try (SseClient s = SseClient.open(hub, "/v1/nodes/" + p[2] + "/inbox/stream", hub.admin(), "6")) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(7L, 8L), s.nextEvents(2, WAIT).stream().map(Frame::seq).toList());
+        }
+    }
+
+    @Test
+    void withoutACursorOnlyNeverDeliveredEnvelopesAreReplayed() {
+        String[] p = pair();
+        for (int i = 1; i <= 3; i++) {
+            hub.sendOk(p[1], p[2], "m" + i);
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(1L, 2L, 3L), s.nextEvents(3, WAIT).stream().map(Frame::seq).toList());
+        }
+        // Until the hub notices the closed socket (its next heartbeat write fails), it may still
+        // write new envelopes into it and count them delivered; wait for it to let go first.
+        awaitNoOpenStreams();
+        hub.sendOk(p[1], p[2], "m4");
+        hub.sendOk(p[1], p[2], "m5");
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            List<Frame> replay = s.nextEvents(2, WAIT);
+            assertEquals(List.of(4L, 5L), replay.stream().map(Frame::seq).toList(),
+                    "only the never-delivered envelopes may be replayed");
+            assertEquals("m4", replay.get(0).json().get("text").asText());
+            hub.sendOk(p[1], p[2], "m6");
+            assertEquals(6, s.nextEvent(WAIT).seq());
+        }
+        awaitNoOpenStreams();
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            hub.sendOk(p[1], p[2], "m7");
+            assertEquals(7, s.nextEvent(WAIT).seq(), "everything before 7 was delivered already");
+        }
+    }
+
+    @Test
+    void neverDeliveredMeansNeverWrittenEvenBelowADeliveredSeq() {
+        String[] p = pair();
+        for (int i = 1; i <= 5; i++) {
+            hub.sendOk(p[1], p[2], "m" + i);
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream?after=3", p[3], null)) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(4L, 5L), s.nextEvents(2, WAIT).stream().map(Frame::seq).toList());
+        }
+        awaitNoOpenStreams();
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            assertEquals(List.of(1L, 2L, 3L), s.nextEvents(3, WAIT).stream().map(Frame::seq).toList(),
+                    "1..3 were never delivered and must be replayed; 4 and 5 were");
+            hub.sendOk(p[1], p[2], "m6");
+            assertEquals(6, s.nextEvent(WAIT).seq(), "4 and 5 must not be replayed again");
+        }
+    }
+
+    @Test
+    void multiLineAndUnicodeTextSurvivesTheFraming() {
+        String[] p = pair();
+        String text = "line one\nline two\r\n\ndata: not a field\nid: 999\n\n: not a comment\u2028 é 🌍 \"q\"";
+        Resp sent = hub.sendOk(p[1], p[2], text);
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            Frame f = s.nextEvent(WAIT);
+            assertEquals("1", f.id());
+            assertEquals(text, f.json().get("text").asText());
+            assertEquals(sent.text("id"), f.json().get("id").asText());
+            hub.sendOk(p[1], p[2], "next");
+            Frame g = s.nextEvent(WAIT);
+            assertEquals("2", g.id(), "the tricky text must not have produced extra frames");
+        }
+    }
+
+    @Test
+    void adminCanStreamADeletedNodesInbox() {
+        String[] p = pair();
+        Resp m1 = hub.sendOk(p[1], p[2], "kept");
+        assertStatus(204, hub.delete(hub.admin(), "/v1/nodes/" + p[2]));
+        try (SseClient s = SseClient.open(hub, "/v1/nodes/" + p[2] + "/inbox/stream?after=0", hub.admin(), null)) {
+            s.expectReady(WAIT);
+            Frame f = s.nextEvent(WAIT);
+            assertEquals(1, f.seq());
+            assertEquals(m1.text("id"), f.json().get("id").asText());
+        }
+    }
+
+    @Test
+    void heartbeatCommentsArriveOnAnIdleStream() {
+        String[] p = pair();
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            long start = System.nanoTime();
+            Frame hb1 = s.next(Duration.ofSeconds(3));
+            Frame hb2 = s.next(Duration.ofSeconds(3));
+            assertTrue(hb1.isComment() && hb2.isComment(), "heartbeats are comments: " + hb1 + " " + hb2);
+            assertEquals(List.of("hb"), hb1.comments());
+            assertEquals(List.of("hb"), hb2.comments());
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(3),
+                    "two heartbeats at 300 ms must come well within 3 s");
+            // events still flow between heartbeats
+            hub.sendOk(p[1], p[2], "between beats");
+            assertEquals(1, s.nextEvent(WAIT).seq());
+        }
+    }
+
+    @Test
+    void badCursorsAndBadCallersAreRefused() {
+        String[] p = pair();
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], "abc")) {
+            assertRefused(s, 400, "invalid_cursor");
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream?after=abc", p[3], null)) {
+            assertRefused(s, 400, "invalid_cursor");
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", null, null)) {
+            assertRefused(s, 401, "unauthorized");
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", "pn_bogus", null)) {
+            assertRefused(s, 401, "unauthorized");
+        }
+        try (SseClient s = SseClient.open(hub, "/v1/nodes/" + p[2] + "/inbox/stream", p[1], null)) {
+            assertRefused(s, 403, "forbidden");
+        }
+        // the hub still serves, and the refused streams delivered nothing
+        hub.sendOk(p[1], p[2], "after refusals");
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            assertEquals(1, s.nextEvent(WAIT).seq());
+        }
+        hub.assertStillServes();
+    }
+
+    @Test
+    void deletingTheNodeEndsItsStream() {
+        String[] p = pair();
+        try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+            s.expectReady(WAIT);
+            hub.sendOk(p[1], p[2], "last words");
+            assertEquals(1, s.nextEvent(WAIT).seq());
+            assertStatus(204, hub.delete(hub.admin(), "/v1/nodes/" + p[2]));
+            List<Frame> rest = s.drainUntilEnd(WAIT);
+            assertTrue(rest.stream().allMatch(Frame::isComment), "no envelopes after deletion: " + rest);
+        }
+    }
+
+    /**
+     * A reader takes part of a live flow, its connection is cut while the sender keeps
+     * going, and it resumes from the last seq it saw: it must get exactly the envelopes it
+     * missed — including those the hub had already written into the dead socket.
+     */
+    @Test
+    void reconnectMidFlowResumesWithExactlyTheMissedEnvelopes() throws Exception {
+        String[] p = pair();
+        int total = 120;
+        int pauseAt = 50;
+        int readBeforeCut = 25;
+        Map<Long, String> idBySeq = new ConcurrentHashMap<>();
+        CountDownLatch cut = new CountDownLatch(1);
+
+        long lastSeen;
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            SseClient first = SseClient.open(hub, "/v1/inbox/stream", p[3], null);
+            first.expectReady(WAIT);
+            Future<?> sender = pool.submit(() -> {
+                for (int i = 1; i <= total; i++) {
+                    Resp r = hub.sendOk(p[1], p[2], "flow-" + i);
+                    assertEquals(i, r.num("seq"));
+                    idBySeq.put(r.num("seq"), r.text("id"));
+                    if (i == pauseAt) {
+                        // make sure part of the flow happens after the cut
+                        assertTrue(cut.await(20, TimeUnit.SECONDS), "reader never cut its connection");
+                    }
+                }
+                return null;
+            });
+            long prev = 0;
+            for (int n = 0; n < readBeforeCut; n++) {
+                Frame f = first.nextEvent(WAIT);
+                assertEquals(prev + 1, f.seq(), "live stream must be gap-free");
+                assertEquals("flow-" + f.seq(), f.json().get("text").asText());
+                prev = f.seq();
+            }
+            lastSeen = prev;
+            first.close(); // cut mid-flow
+            cut.countDown();
+            sender.get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(total, idBySeq.size());
+
+        try (SseClient resumed = SseClient.open(hub, "/v1/inbox/stream", p[3], Long.toString(lastSeen))) {
+            resumed.expectReady(WAIT);
+            List<Frame> missed = resumed.nextEvents((int) (total - lastSeen), Duration.ofSeconds(15));
+            long expected = lastSeen + 1;
+            for (Frame f : missed) {
+                assertEquals(expected, f.seq(), "resumed stream must be strictly increasing and gap-free");
+                JsonNode env = f.json();
+                assertEquals(idBySeq.get(expected), env.get("id").asText(), "wrong envelope for seq " + expected);
+                assertEquals("flow-" + expected, env.get("text").asText());
+                expected++;
+            }
+            assertEquals(total + 1, expected);
+            // nothing extra is pending: the next frame is the next live envelope
+            Resp marker = hub.sendOk(p[1], p[2], "marker");
+            Frame next = resumed.nextEvent(WAIT);
+            assertEquals(total + 1, next.seq(), "unexpected frame after the replay: " + next);
+            assertEquals(marker.text("id"), next.json().get("id").asText());
+        }
+    }
+}
