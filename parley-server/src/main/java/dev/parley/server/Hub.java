@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import dev.parley.core.AccessPolicy;
+import dev.parley.core.Broadcasts;
 import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Notices;
 import dev.parley.core.Graph;
@@ -8,7 +9,9 @@ import dev.parley.core.GraphSnapshot;
 import dev.parley.core.Messages;
 import dev.parley.core.Registry;
 import dev.parley.core.Router;
+import dev.parley.core.Tasks;
 import dev.parley.core.Tokens;
+import dev.parley.core.Topics;
 import dev.parley.core.UuidV7;
 import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteStore;
@@ -97,6 +100,13 @@ public final class Hub implements AutoCloseable {
         new InboxRoutes(store, policies, registry, stream, clock).register(routes);
         new DeliveryRoutes(policies).register(routes);
         new DeadLetterRoutes(deliveries, feeds, dispatcher, clock).register(routes);
+        // Topics, broadcasts and tasks: fan-out and delegation under the same graph and ACL.
+        AccessPolicy acl = new AccessPolicy(graph);
+        var topicStore = store.topics();
+        new TopicRoutes(new Topics(graph, acl, topicStore, clock, ids), metrics).register(routes);
+        new BroadcastRoutes(new Broadcasts(graph, topicStore, store, clock, ids), metrics).register(routes);
+        new TaskRoutes(new Tasks(graph, acl, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids), feeds,
+                metrics).register(routes);
 
         WebServer server;
         try {
