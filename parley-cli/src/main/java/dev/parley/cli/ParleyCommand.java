@@ -25,6 +25,9 @@ import picocli.CommandLine.ScopeType;
                 StatusCommand.class,
                 VersionCommand.class,
                 BenchCommand.class,
+                // ---- issue 5 (MCP channel bridge): begin ----
+                McpCommand.class,
+                // ---- issue 5 (MCP channel bridge): end ----
                 HelpCommand.class,
         },
         footerHeading = "%nClient commands use PARLEY_URL (default " + HubOptions.DEFAULT_URL

@@ -45,6 +45,21 @@ public final class DeliveryPolicies {
         return policy;
     }
 
+    /**
+     * Sets the policy of a relay: an address that is no node and only carries pushes the hub
+     * composes (the webhooks that follow tasks). The hub itself decides; no caller is checked.
+     */
+    public void relay(NodeId relay, DeliveryPolicy policy, AuditEntry audit) {
+        store.putPolicy(relay, policy, audit);
+        byNode.put(relay, policy);
+    }
+
+    /** Drops a relay's policy: pushes still scheduled to it are forgotten when they come due. */
+    public void unrelay(NodeId relay, AuditEntry audit) {
+        store.removePolicy(relay, audit);
+        byNode.remove(relay);
+    }
+
     private void authorize(Principal caller, NodeId node) {
         graph.node(node).orElseThrow(() -> Registry.notFound(node));
         if (caller instanceof Principal.Caller c && !c.id().equals(node)) {

@@ -35,6 +35,9 @@ public interface DeliveryStore {
 
     void putPolicy(NodeId node, DeliveryPolicy policy, AuditEntry audit);
 
+    /** Removes a policy (the node falls back to stream-only delivery). */
+    void removePolicy(NodeId node, AuditEntry audit);
+
     /** Scheduled work due at or before {@code now}, oldest first. */
     List<Due> due(Instant now, int limit);
 

@@ -6,12 +6,23 @@ import java.util.Optional;
 /**
  * A request to delegate work: to an existing node, or to a child the hub spawns for it.
  * Only a spawned assignee can be {@code ephemeral} (removed when the task ends): the hub
- * never deletes a node it did not create for the task.
+ * never deletes a node it did not create for the task. With {@code messageId}, submitting the
+ * same request again answers the task the first one created.
  */
-public record NewTask(Assignee assignee, String title, Optional<JsonText> input, boolean ephemeral) {
+public record NewTask(Assignee assignee, String title, Optional<JsonText> input, boolean ephemeral,
+                      Optional<String> messageId) {
     /** Longest title accepted; a title names the work, the input carries it. */
     public static final int MAX_TITLE = 500;
 
+    /** A task without an idempotency key. */
+    public NewTask(Assignee assignee, String title, Optional<JsonText> input, boolean ephemeral) {
+        this(assignee, title, input, ephemeral, Optional.empty());
+    }
+
+    /**
+     * {@code messageId} is the creator's idempotency key, shared with its sends: the same key
+     * from the same creator again answers the task the first request created.
+     */
     public NewTask {
         if (title.isBlank() || title.length() > MAX_TITLE) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "title must be 1 to " + MAX_TITLE + " characters");

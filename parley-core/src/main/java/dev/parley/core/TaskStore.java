@@ -14,7 +14,12 @@ public interface TaskStore {
     record TaskChange(Task task, Envelope notice, AuditEntry audit) {
     }
 
-    void create(TaskChange created);
+    /**
+     * Stores a new task with its notice. When the notice carries a messageId its sender
+     * already used, nothing is written and the task that first messageId created is
+     * returned instead. Returns the task as stored.
+     */
+    Task create(TaskChange created);
 
     /**
      * Reads the stored task, asks {@code change} what it becomes, and writes that, all in one

@@ -59,8 +59,8 @@ public final class Tasks {
                         throw new ParleyException(ErrorCode.ACL_DENIED, "acl denied: " + denied.reason(),
                                 Map.of("reason", denied.reason()));
                     }
-                    case AclDecision.Allowed allowed -> new CreatedTask(submit(actor, creator.id(), existing.id(), request,
-                            Fanout.Recipient.allowed(existing.id(), allowed).why()), Optional.empty());
+                    case AclDecision.Allowed allowed -> submit(actor, creator.id(), existing.id(), request,
+                            Fanout.Recipient.allowed(existing.id(), allowed).why());
                 };
             }
             case NewTask.Assignee.Spawned spawned -> {
@@ -68,9 +68,9 @@ public final class Tasks {
                 CreatedNode child = registry.create(caller, new NewNode(spawned.id(), spawned.kind(), Optional.empty(),
                         spawned.labels()));
                 try {
-                    Task task = submit(Actor.of(caller, "task.create", clock.instant()), creator.id(), spawned.id(),
-                            request, "spawned for the task");
-                    yield new CreatedTask(task, Optional.of(child.token()));
+                    CreatedTask created = submit(Actor.of(caller, "task.create", clock.instant()), creator.id(),
+                            spawned.id(), request, "spawned for the task");
+                    yield new CreatedTask(created.task(), Optional.of(child.token()), created.duplicate());
                 } catch (RuntimeException e) {
                     try {
                         registry.delete(HUB, spawned.id()); // no task, so no reason for the child to exist
@@ -137,14 +137,21 @@ public final class Tasks {
         });
     }
 
-    private Task submit(Actor actor, NodeId creator, NodeId assignee, NewTask request, String why) {
+    /**
+     * Stores a new task with the envelope that hands it over. That envelope carries the
+     * creator's messageId, so the store answers a repeated request with the first task.
+     */
+    private CreatedTask submit(Actor actor, NodeId creator, NodeId assignee, NewTask request, String why) {
         Task task = new Task(ids.next(), creator, assignee, request.title(), request.input(), TaskState.SUBMITTED,
                 request.ephemeral(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
                 actor.at(), actor.at());
-        Envelope notice = notice(task, KIND, format.assignment(task), assignee, task.title());
-        store.create(new TaskStore.TaskChange(task, notice, actor.allow(assignee.value(), "task " + task.id() + " ("
-                + why + ")", Optional.of(notice.id()))));
-        return task;
+        Envelope handover = notice(task, KIND, format.assignment(task), assignee, task.title());
+        Envelope notice = new Envelope(handover.id(), handover.seq(), handover.from(), handover.to(), handover.kind(),
+                handover.text(), handover.data(), handover.corrId(), handover.threadId(), handover.topic(),
+                request.messageId(), handover.meta(), handover.createdAt(), handover.trace());
+        Task stored = store.create(new TaskStore.TaskChange(task, notice, actor.allow(assignee.value(), "task "
+                + task.id() + " (" + why + ")", Optional.of(notice.id()))));
+        return new CreatedTask(stored, Optional.empty(), !stored.id().equals(task.id()));
     }
 
     /** An envelope about {@code task} to {@code to}, from the other party, correlated to the task. */

@@ -26,6 +26,7 @@ final class Courier implements AutoCloseable {
 
     private final HttpClient http;
     private final Duration timeout;
+    private final java.util.List<PushForm> forms = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     Courier(Duration timeout) {
         this.timeout = timeout;
@@ -37,17 +38,26 @@ final class Courier implements AutoCloseable {
                 .build();
     }
 
+    /** Adds a form for the envelopes it claims (pushes whose body is not the envelope itself). */
+    void shape(PushForm form) {
+        forms.add(form);
+    }
+
     Outcome push(Webhook webhook, Envelope envelope) throws InterruptedException {
-        byte[] body = Json.envelope(envelope);
-        HttpRequest request = HttpRequest.newBuilder(webhook.url())
+        PushForm.Outbound shaped = forms.stream().map(f -> f.of(envelope)).flatMap(java.util.Optional::stream)
+                .findFirst().orElse(null);
+        byte[] body = shaped == null ? Json.envelope(envelope) : shaped.body();
+        HttpRequest.Builder builder = HttpRequest.newBuilder(webhook.url())
                 .timeout(timeout)
-                .header("Content-Type", "application/json")
+                .header("Content-Type", shaped == null ? "application/json" : shaped.contentType())
                 .header("User-Agent", "parley-hub")
                 .header("Parley-Event-Id", envelope.id())
                 .header("Parley-Attempt", Integer.toString(envelope.trace().attempt()))
-                .header(WebhookSignature.HEADER, WebhookSignature.sign(webhook.secret(), body))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                .build();
+                .header(WebhookSignature.HEADER, WebhookSignature.sign(webhook.secret(), body));
+        if (shaped != null) {
+            shaped.headers().forEach(builder::header);
+        }
+        HttpRequest request = builder.POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
         try {
             int status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
             return status / 100 == 2 ? new Outcome.Delivered(status) : new Outcome.Refused("HTTP " + status);

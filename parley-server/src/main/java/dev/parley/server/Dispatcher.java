@@ -76,6 +76,11 @@ final class Dispatcher implements Notifier, AutoCloseable {
         policies.webhookOf(envelope.to()).ifPresent(webhook -> launch(envelope));
     }
 
+    /** Lets {@code form} write the pushes of the envelopes it claims (their body and extra headers). */
+    void shapePushes(PushForm form) {
+        courier.shape(form);
+    }
+
     /** Asks the scanner to look at the schedule now (after a redrive, say). */
     void wake() {
         wake.release();

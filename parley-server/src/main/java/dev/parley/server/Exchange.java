@@ -97,22 +97,39 @@ final class Exchange {
 
     /** The request body as a JSON object; refuses bodies over the limit before reading them whole. */
     Body body() {
+        return Body.parse(rawBody());
+    }
+
+    /** The request body as sent (empty when there is none); refuses bodies over the limit before reading them whole. */
+    byte[] rawBody() {
         if (request.headers().contentLength().orElse(0) > maxBodyBytes) {
             throw tooLarge();
         }
         if (!request.content().hasEntity()) {
-            return Body.parse(new byte[0]);
+            return new byte[0];
         }
         try (InputStream in = request.content().inputStream()) {
             byte[] bytes = in.readNBytes((int) maxBodyBytes + 1);
             if (bytes.length > maxBodyBytes) {
                 throw tooLarge();
             }
-            return Body.parse(bytes);
+            return bytes;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
+
+    /** The request itself, for adapters that read more than the JSON routes do. */
+    ServerRequest request() {
+        return request;
+    }
+
+    // ---- issue 5 (MCP over HTTP): begin ----
+    /** Whether the request carries an Authorization header at all (right or wrong). */
+    boolean hasAuthorization() {
+        return request.headers().contains(HeaderNames.AUTHORIZATION);
+    }
+    // ---- issue 5 (MCP over HTTP): end ----
 
     void json(int status, Object tree) {
         send(status, "application/json", Json.bytes(tree));

@@ -50,6 +50,17 @@ public final class Hub implements AutoCloseable {
     private final String host;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
+    // ---- issue 5 (MCP channel bridge): begin ----
+    private McpRoutes mcp;
+
+    /**
+     * Conformance runs only: MCP requests without any Authorization header act as
+     * {@code node}. Refused unless the hub listens on loopback; off unless called.
+     */
+    public void allowUnauthenticatedMcp(String node) {
+        mcp.unauthenticatedAs(dev.parley.core.NodeId.of(node));
+    }
+    // ---- issue 5 (MCP channel bridge): end ----
 
     private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, Dispatcher dispatcher, StreamWatchdog watchdog,
                 String adminToken, boolean adminTokenCreated, String host) {
@@ -107,6 +118,29 @@ public final class Hub implements AutoCloseable {
         new BroadcastRoutes(new Broadcasts(graph, topicStore, store, clock, ids), metrics).register(routes);
         new TaskRoutes(new Tasks(graph, acl, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids), feeds,
                 metrics).register(routes);
+        // ---- issue 5 (MCP channel bridge): begin ----
+        // Peers and MCP over HTTP ask the same access policy and router as every other route.
+        dev.parley.core.Peers peers = new dev.parley.core.Peers(graph, new AccessPolicy(graph), clock);
+        new PeerRoutes(peers).register(routes);
+        McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, new Messages(store, clock), registry, store,
+                policies, peers, metrics, clock), new McpSessions(), McpRoutes.loopback(config.host()), clock);
+        mcp.register(routes);
+        // ---- issue 5 (MCP channel bridge): end ----
+        // ---- issue 5 (A2A): begin ----
+        // Every node is an A2A agent (JSON-RPC and HTTP+JSON): its tasks are Parley tasks moved through
+        // Tasks and the Router; push configs become task webhooks on the dispatcher's persisted schedule.
+        A2aTaskWatch a2aWatch = new A2aTaskWatch();
+        committed.add(a2aWatch);
+        A2aPushes a2aPushes = new A2aPushes(store.taskWebhooks(KeyFileSealer.open(config.dataDir())), policies, ids,
+                clock);
+        store.tapTasks(a2aPushes);
+        dispatcher.shapePushes(a2aPushes);
+        new A2aRoutes(new A2aAgent(graph, router, new Tasks(graph, acl, registry, store.tasks(), store,
+                Views.TASK_FORMAT, clock, ids), a2aWatch, a2aPushes, metrics, config.heartbeat().toMillis()),
+                new A2aCards(java.util.Objects.requireNonNullElse(Hub.class.getPackage().getImplementationVersion(),
+                        "0.1.0")), graph, "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis())
+                .register(routes);
+        // ---- issue 5 (A2A): end ----
 
         WebServer server;
         try {
@@ -126,6 +160,9 @@ public final class Hub implements AutoCloseable {
             throw e;
         }
         Hub hub = new Hub(server, store, feeds, dispatcher, watchdog, admin, created[0], config.host());
+        // ---- issue 5 (MCP channel bridge): begin ----
+        hub.mcp = mcp;
+        // ---- issue 5 (MCP channel bridge): end ----
         LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                 + " (" + snapshot.nodes().size() + " nodes)");
         return hub;

@@ -54,10 +54,15 @@ final class TaskRoutes {
                     child.string("kind").map(NodeKind::parse).orElse(NodeKind.EXTERNAL), child.stringMap("labels"));
         });
         NewTask request = new NewTask(assignee, body.requiredString("title"), body.rawJson("input"),
-                body.bool("ephemeral").orElse(false));
+                body.bool("ephemeral").orElse(false), body.token("messageId"));
         CreatedTask created = tasks.create(caller, request);
-        metrics.taskReached(created.task().state());
         ObjectNode out = Views.task(created.task());
+        if (created.duplicate()) { // the same messageId again: the first answer, no second task
+            out.put("duplicate", true);
+            ex.json(200, out);
+            return;
+        }
+        metrics.taskReached(created.task().state());
         created.assigneeToken().ifPresent(token -> out.put("assigneeToken", token));
         ex.json(201, out);
     }

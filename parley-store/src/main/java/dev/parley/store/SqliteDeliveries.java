@@ -83,6 +83,17 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     @Override
+    public void removePolicy(NodeId node, AuditEntry audit) {
+        writer.submit(tx -> {
+            var delete = tx.statements().get("DELETE FROM delivery_policies WHERE node_id = ?");
+            delete.setString(1, node.value());
+            delete.executeUpdate();
+            Ledger.insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
     public List<Due> due(Instant now, int limit) {
         return readers.read(s -> {
             var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"

@@ -20,6 +20,7 @@ import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Sealer;
+import dev.parley.core.TaskTap;
 import dev.parley.core.TimelineEntry;
 import dev.parley.core.Transition;
 
@@ -53,6 +54,8 @@ public final class SqliteStore implements EventStore {
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
     private final ReadPool readers;
+    /** Taps on task changes, shared by every {@link SqliteTasks} of this store. */
+    private final List<TaskTap> taskTaps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private SqliteStore(Writer writer, ReadPool readers) {
         this.writer = writer;
@@ -88,7 +91,20 @@ public final class SqliteStore implements EventStore {
 
     /** Delegated tasks, on the same writer and readers. */
     public SqliteTasks tasks() {
-        return new SqliteTasks(writer, readers);
+        return new SqliteTasks(writer, readers, taskTaps);
+    }
+
+    /**
+     * Adds a tap to every task change, through every {@link SqliteTasks} of this store
+     * (those made before the call too): its envelopes commit with the change.
+     */
+    public void tapTasks(TaskTap tap) {
+        taskTaps.add(tap);
+    }
+
+    /** The webhooks that follow tasks; their secrets are kept sealed. */
+    public SqliteTaskWebhooks taskWebhooks(Sealer sealer) {
+        return new SqliteTaskWebhooks(writer, readers, sealer);
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.parley.store;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.parley.core.Envelope;
 import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.Task;
@@ -10,6 +11,7 @@ import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.TaskStore;
+import dev.parley.core.TaskTap;
 import dev.parley.core.Tasks;
 
 import java.sql.PreparedStatement;
@@ -31,16 +33,26 @@ public final class SqliteTasks implements TaskStore {
 
     private final Writer writer;
     private final ReadPool readers;
+    private final List<TaskTap> taps;
 
-    SqliteTasks(Writer writer, ReadPool readers) {
+    SqliteTasks(Writer writer, ReadPool readers, List<TaskTap> taps) {
         this.writer = writer;
         this.readers = readers;
+        this.taps = taps;
     }
 
     @Override
-    public void create(TaskChange created) {
-        writer.submit(tx -> {
+    public Task create(TaskChange created) {
+        return writer.submit(tx -> {
             Task t = created.task();
+            if (created.notice().messageId().isPresent()) {
+                Optional<Envelope> first = Ledger.byMessageId(tx.statements(), created.notice());
+                if (first.isPresent()) { // the creator sent this request before: answer the task it made
+                    String taskId = first.get().corrId().orElseThrow(() -> new IllegalStateException(
+                            "envelope " + first.get().id() + " reuses a task messageId but names no task"));
+                    return read(tx.statements(), taskId).orElseThrow(() -> Tasks.notFound(taskId));
+                }
+            }
             var insert = tx.statements().get("INSERT INTO tasks (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
             insert.setString(1, t.id());
             insert.setString(2, t.creator().value());
@@ -54,7 +66,7 @@ public final class SqliteTasks implements TaskStore {
             insert.setLong(14, t.updatedAt().toEpochMilli());
             insert.executeUpdate();
             record(tx, created);
-            return null;
+            return t;
         });
     }
 
@@ -101,9 +113,14 @@ public final class SqliteTasks implements TaskStore {
         });
     }
 
-    private static void record(Writer.Tx tx, TaskChange change) throws SQLException {
+    private void record(Writer.Tx tx, TaskChange change) throws SQLException {
         Ledger.append(tx, change.notice());
         Ledger.insertAudit(tx.statements(), change.audit());
+        for (TaskTap tap : taps) {
+            for (Envelope follower : tap.after(change.task(), change.notice())) {
+                Ledger.append(tx, follower);
+            }
+        }
     }
 
     /** The five columns a task's changes write, from {@code first} on. */
