@@ -1,0 +1,161 @@
+package dev.parley.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.NullNode;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.StringJoiner;
+
+/**
+ * The hub's HTTP API as the commands need it: JSON in, JSON out, and every failure turned
+ * into a {@link HubException}. All request code lives here so commands only say what to ask.
+ */
+final class HubClient implements AutoCloseable {
+    /** The one mapper of the CLI; plain trees, so output keeps the hub's field order. */
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** Bounds a plain request-response call; streams have no such bound (see {@link EventStream}). */
+    private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(60);
+
+    private final URI hub;
+    private final String bearer;
+    private final HttpClient http;
+
+    HubClient(URI hub, String token) {
+        this.hub = hub;
+        this.bearer = "Bearer " + token;
+        // HTTP/1.1 explicitly: the hub speaks it, and this avoids the h2c upgrade dance.
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CONNECT_TIMEOUT)
+                .build();
+    }
+
+    /** Encodes one path segment, e.g. a node id taken from the command line. */
+    static String segment(String value) {
+        return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /**
+     * {@code path} with a query string of the given name/value pairs, values encoded; pairs
+     * whose value is null are left out, so optional filters can be passed as they are.
+     */
+    static String query(String path, Object... namesAndValues) {
+        StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
+        for (int i = 0; i + 1 < namesAndValues.length; i += 2) {
+            if (namesAndValues[i + 1] != null) {
+                query.add(namesAndValues[i] + "=" + segment(namesAndValues[i + 1].toString()));
+            }
+        }
+        return path + query;
+    }
+
+    JsonNode get(String path) throws InterruptedException {
+        return exchange(request(path).GET(), Duration.ZERO);
+    }
+
+    JsonNode post(String path, JsonNode body) throws InterruptedException {
+        return post(path, body, Duration.ZERO);
+    }
+
+    /**
+     * Posts to a route that holds the call open for up to {@code hold} before answering
+     * ({@code ?wait=}), so the answer is awaited that much longer than a plain call's.
+     */
+    JsonNode post(String path, JsonNode body, Duration hold) throws InterruptedException {
+        return exchange(request(path, "POST", body), hold);
+    }
+
+    /** Replaces a resource; the hub answers with its new state. */
+    JsonNode put(String path, JsonNode body) throws InterruptedException {
+        return exchange(request(path, "PUT", body), Duration.ZERO);
+    }
+
+    /** Deletes; the hub answers 204, so the result is a JSON null. */
+    JsonNode delete(String path) throws InterruptedException {
+        return exchange(request(path).DELETE(), Duration.ZERO);
+    }
+
+    /**
+     * Opens a Server-Sent Events stream. {@code lastEventId} (may be null) is sent as
+     * {@code Last-Event-ID} so the hub replays everything after it.
+     */
+    EventStream stream(String path, Long lastEventId) throws InterruptedException {
+        HttpRequest.Builder request = request(path).setHeader("Accept", "text/event-stream").GET();
+        if (lastEventId != null) {
+            request.header("Last-Event-ID", Long.toString(lastEventId));
+        }
+        HttpResponse<InputStream> response = send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        if (response.statusCode() != 200) {
+            String body;
+            try (InputStream in = response.body()) {
+                body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                body = "";
+            }
+            throw HubException.answered(response.statusCode(), body);
+        }
+        return new EventStream(response.body());
+    }
+
+    private HttpRequest.Builder request(String path) {
+        String base = hub.toString();
+        if (base.endsWith("/")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        return HttpRequest.newBuilder(URI.create(base + path))
+                .header("Authorization", bearer)
+                .header("Accept", "application/json");
+    }
+
+    /** A request carrying {@code body} as JSON. */
+    private HttpRequest.Builder request(String path, String method, JsonNode body) {
+        return request(path)
+                .header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
+    }
+
+    private JsonNode exchange(HttpRequest.Builder request, Duration hold) throws InterruptedException {
+        HttpResponse<String> response = send(request.timeout(ANSWER_TIMEOUT.plus(hold)).build(),
+                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        String body = response.body();
+        if (response.statusCode() / 100 != 2) {
+            throw HubException.answered(response.statusCode(), body);
+        }
+        if (body == null || body.isBlank()) {
+            return NullNode.getInstance();
+        }
+        try {
+            return JSON.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw HubException.malformed("the hub answered " + response.statusCode() + " with non-JSON: "
+                    + e.getOriginalMessage());
+        }
+    }
+
+    private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
+            throws InterruptedException {
+        try {
+            return http.send(request, handler);
+        } catch (IOException e) {
+            throw HubException.unreachable(hub, e);
+        }
+    }
+
+    /** Drops any connection still open (an abandoned stream) instead of waiting for it. */
+    @Override
+    public void close() {
+        http.shutdownNow();
+    }
+}

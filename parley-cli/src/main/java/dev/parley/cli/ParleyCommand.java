@@ -1,0 +1,55 @@
+package dev.parley.cli;
+
+import dev.parley.cli.bench.BenchCommand;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.ScopeType;
+
+/**
+ * {@code parley}: the root command. Tests drive it in-process with
+ * {@code new CommandLine(new ParleyCommand())}; {@link Main} does the same for the process.
+ */
+@Command(name = "parley", scope = ScopeType.INHERIT, // subcommands share --version and the exit-code footer
+        mixinStandardHelpOptions = true,
+        versionProvider = ParleyVersion.class,
+        description = "Parley: a permissioned, durable message hub for AI agents.",
+        subcommands = {
+                ServeCommand.class,
+                NodeCommand.class,
+                TokenCommand.class,
+                GrantCommand.class,
+                SendCommand.class,
+                AskCommand.class,
+                TailCommand.class,
+                AckCommand.class,
+                ReplyCommand.class,
+                StatusCommand.class,
+                TopicCommand.class,
+                BroadcastCommand.class,
+                TaskCommand.class,
+                DeliveryCommand.class,
+                DeadLetterCommand.class,
+                VersionCommand.class,
+                BenchCommand.class,
+                HelpCommand.class,
+        },
+        footerHeading = "%nClient commands use PARLEY_URL (default " + HubOptions.DEFAULT_URL
+                + ") and PARLEY_TOKEN; --url and --token override them.%n",
+        footer = {
+                "",
+                "Exit codes:",
+                "  " + ExitStatus.OK + "    ok",
+                "  " + ExitStatus.REFUSED + "    the hub refused the request (other 4xx); serve could not start",
+                "  " + ExitStatus.USAGE + "    usage error",
+                "  " + ExitStatus.UNREACHABLE + "    cannot reach the hub (network)",
+                "  " + ExitStatus.UNAUTHORIZED + "    unauthorized (401): missing or unknown token",
+                "  " + ExitStatus.FORBIDDEN + "    forbidden (403): e.g. acl_denied, depth_limit",
+                "  " + ExitStatus.NOT_FOUND + "    not found (404)",
+                "  " + ExitStatus.CONFLICT + "    conflict (409): e.g. node_exists, invalid_transition",
+                "  " + ExitStatus.HUB_FAILURE + "    the hub failed (5xx) or answered something unreadable",
+                "  " + ExitStatus.NO_REPLY + "    no reply in time (ask)",
+                "  " + ExitStatus.INTERRUPTED + "  interrupted",
+                "Errors are printed on stderr as: parley: <code>: <message>",
+        })
+public final class ParleyCommand extends CommandGroup {
+}
