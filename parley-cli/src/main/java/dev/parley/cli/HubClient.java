@@ -14,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.StringJoiner;
 
 /**
  * The hub's HTTP API as the commands need it: JSON in, JSON out, and every failure turned
@@ -46,19 +47,44 @@ final class HubClient implements AutoCloseable {
         return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
+    /**
+     * {@code path} with a query string of the given name/value pairs, values encoded; pairs
+     * whose value is null are left out, so optional filters can be passed as they are.
+     */
+    static String query(String path, Object... namesAndValues) {
+        StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
+        for (int i = 0; i + 1 < namesAndValues.length; i += 2) {
+            if (namesAndValues[i + 1] != null) {
+                query.add(namesAndValues[i] + "=" + segment(namesAndValues[i + 1].toString()));
+            }
+        }
+        return path + query;
+    }
+
     JsonNode get(String path) throws InterruptedException {
-        return exchange(request(path).GET());
+        return exchange(request(path).GET(), Duration.ZERO);
     }
 
     JsonNode post(String path, JsonNode body) throws InterruptedException {
-        return exchange(request(path)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8)));
+        return post(path, body, Duration.ZERO);
+    }
+
+    /**
+     * Posts to a route that holds the call open for up to {@code hold} before answering
+     * ({@code ?wait=}), so the answer is awaited that much longer than a plain call's.
+     */
+    JsonNode post(String path, JsonNode body, Duration hold) throws InterruptedException {
+        return exchange(request(path, "POST", body), hold);
+    }
+
+    /** Replaces a resource; the hub answers with its new state. */
+    JsonNode put(String path, JsonNode body) throws InterruptedException {
+        return exchange(request(path, "PUT", body), Duration.ZERO);
     }
 
     /** Deletes; the hub answers 204, so the result is a JSON null. */
     JsonNode delete(String path) throws InterruptedException {
-        return exchange(request(path).DELETE());
+        return exchange(request(path).DELETE(), Duration.ZERO);
     }
 
     /**
@@ -93,8 +119,15 @@ final class HubClient implements AutoCloseable {
                 .header("Accept", "application/json");
     }
 
-    private JsonNode exchange(HttpRequest.Builder request) throws InterruptedException {
-        HttpResponse<String> response = send(request.timeout(ANSWER_TIMEOUT).build(),
+    /** A request carrying {@code body} as JSON. */
+    private HttpRequest.Builder request(String path, String method, JsonNode body) {
+        return request(path)
+                .header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
+    }
+
+    private JsonNode exchange(HttpRequest.Builder request, Duration hold) throws InterruptedException {
+        HttpResponse<String> response = send(request.timeout(ANSWER_TIMEOUT.plus(hold)).build(),
                 HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         String body = response.body();
         if (response.statusCode() / 100 != 2) {

@@ -39,11 +39,29 @@ public enum DeliveryState {
                 case REPLIED -> stay();
                 case FAILED, DEAD_LETTERED -> refuse("cannot be replied to");
             };
+            case DeliveryEvent.PushFailed f -> switch (this) {
+                case ACCEPTED, DELIVERED, RETRY_PENDING -> move(RETRY_PENDING);
+                case PROCESSED, REPLIED, FAILED, DEAD_LETTERED, INCIDENT -> stay();
+            };
+            case DeliveryEvent.DeadLettered d -> switch (this) {
+                case ACCEPTED, DELIVERED, RETRY_PENDING, INCIDENT -> move(DEAD_LETTERED);
+                case DEAD_LETTERED -> stay();
+                case PROCESSED, REPLIED, FAILED -> refuse("cannot be dead-lettered");
+            };
+            case DeliveryEvent.SlaMissed m -> switch (this) {
+                case ACCEPTED, DELIVERED, RETRY_PENDING -> move(INCIDENT);
+                case PROCESSED, REPLIED, FAILED, DEAD_LETTERED, INCIDENT -> stay();
+            };
+            case DeliveryEvent.Redriven r -> switch (this) {
+                case DEAD_LETTERED -> move(ACCEPTED);
+                case ACCEPTED, DELIVERED, PROCESSED, REPLIED, FAILED, RETRY_PENDING, INCIDENT ->
+                        refuse("is not a dead letter");
+            };
         };
     }
 
     private Transition move(DeliveryState next) {
-        return new Transition.Moved(this, next);
+        return next == this ? stay() : new Transition.Moved(this, next);
     }
 
     private Transition stay() {

@@ -6,18 +6,25 @@ import java.util.Optional;
 
 /**
  * One message or event in a node's inbox. {@code seq} grows by one per target inbox.
- * {@code messageId} is the sender's idempotency key and is not shown to the receiver.
+ * {@code messageId} is the sender's idempotency key and is not shown to the receiver; {@code topic}
+ * names the topic of an {@code event}.
  */
 public record Envelope(String id, long seq, NodeId from, NodeId to, String kind, Optional<String> text,
                        Optional<JsonText> data, Optional<String> corrId, Optional<String> threadId,
-                       Optional<String> messageId, Map<String, String> meta, Instant createdAt, Trace trace) {
+                       Optional<String> topic, Optional<String> messageId, Map<String, String> meta, Instant createdAt, Trace trace) {
     public Envelope {
         meta = Map.copyOf(meta);
     }
 
     /** A copy with the inbox position the store assigned. */
     public Envelope withSeq(long assigned) {
-        return new Envelope(id, assigned, from, to, kind, text, data, corrId, threadId, messageId, meta, createdAt,
-                trace);
+        return new Envelope(id, assigned, from, to, kind, text, data, corrId, threadId, topic, messageId, meta,
+                createdAt, trace);
+    }
+
+    /** A copy for delivery attempt {@code attempt}. */
+    public Envelope withAttempt(int attempt) {
+        return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, messageId, meta, createdAt,
+                new Trace(attempt, trace.route(), trace.policyVersion(), trace.rule()));
     }
 }

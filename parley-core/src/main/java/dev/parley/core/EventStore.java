@@ -1,5 +1,6 @@
 package dev.parley.core;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -30,15 +31,20 @@ public interface EventStore extends AutoCloseable {
      * already sent the same messageId (then the first envelope comes back as a duplicate).
      * With {@code answers}, that envelope moves to {@link DeliveryState#REPLIED} in the
      * same transaction; if the state machine refuses, nothing is written and
-     * {@link ErrorCode#INVALID_TRANSITION} is thrown.
+     * {@link ErrorCode#INVALID_TRANSITION} is thrown. With {@code replyBy}, a reply
+     * deadline is scheduled with it.
      */
-    Appended append(Envelope draft, AuditEntry audit, Optional<String> answers);
+    Appended append(Envelope draft, AuditEntry audit, Optional<String> answers, Optional<Instant> replyBy);
 
     /** Applies {@code event} to an envelope atomically; refused moves write nothing. */
     Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit);
 
-    /** Records that these envelopes were written to a stream or handed to a poller. */
-    void markDelivered(List<Envelope> delivered, Instant at);
+    /**
+     * Records that these envelopes were written to a stream or handed to a poller. For
+     * those delivered now for the first time (or again after a redelivery), an ack check is
+     * scheduled when {@code redeliverAfter} is set.
+     */
+    void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter);
 
     Optional<MessageRecord> message(String id);
 
@@ -52,6 +58,13 @@ public interface EventStore extends AutoCloseable {
     long headSeq(NodeId node);
 
     List<AuditRecord> audit(AuditQuery query);
+
+    /**
+     * Deletes up to {@code max} audit entries written before {@code cutoff}, oldest first, in
+     * one transaction; returns how many went. Retention calls it until it returns less than
+     * {@code max}.
+     */
+    int pruneAudit(Instant cutoff, int max);
 
     /** Envelopes committed but not yet delivered, across all inboxes. */
     long backlog();

@@ -3,8 +3,8 @@ package dev.parley.core;
 import java.time.Instant;
 import java.util.Optional;
 
-/** A one-directional permission for {@code from} to reach {@code to} outside its group. */
-public record Grant(String id, NodeId from, NodeId to, Optional<Instant> expiresAt, String note,
+/** A one-directional permission for {@code from} to reach {@code to} (a node or a topic's subscribers). */
+public record Grant(String id, NodeId from, GrantTarget to, Optional<Instant> expiresAt, String note,
                     Instant createdAt) {
 
     /** Whether the grant counts at {@code now}: expired grants do not. */

@@ -80,8 +80,13 @@ public final class Graph {
         return grants.values().stream().sorted(Comparator.comparing(Grant::id)).toList();
     }
 
-    /** The first grant from {@code from} to {@code to} that is active at {@code now}. */
+    /** The first grant from {@code from} to node {@code to} that is active at {@code now}. */
     public Optional<Grant> activeGrant(NodeId from, NodeId to, Instant now) {
+        return activeGrant(from, new GrantTarget.Node(to), now);
+    }
+
+    /** The first grant from {@code from} to {@code to} that is active at {@code now}. */
+    public Optional<Grant> activeGrant(NodeId from, GrantTarget to, Instant now) {
         return grants.values().stream()
                 .filter(g -> g.from().equals(from) && g.to().equals(to) && g.activeAt(now))
                 .min(Comparator.comparing(Grant::id));

@@ -4,5 +4,5 @@ import java.time.Instant;
 import java.util.Optional;
 
 /** A request to let {@code from} reach {@code to}. */
-public record NewGrant(NodeId from, NodeId to, Optional<Instant> expiresAt, String note) {
+public record NewGrant(NodeId from, GrantTarget to, Optional<Instant> expiresAt, String note) {
 }

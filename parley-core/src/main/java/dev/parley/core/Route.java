@@ -11,7 +11,17 @@ public enum Route {
     /** An unexpired explicit grant. */
     GRANT,
     /** The receiver of an envelope answering its sender. */
-    REPLY;
+    REPLY,
+    /** A topic event to a subscriber the ACL (or a topic grant) lets the publisher reach. */
+    TOPIC,
+    /** A broadcast: the admin to anyone, a node to its own group. */
+    BROADCAST,
+    /** A task and its changes between creator and assignee. */
+    TASK,
+    /** A notice from the hub itself (dead letters, incidents). */
+    SYSTEM,
+    /** A policy rule that allows beyond the ACL; {@code trace.rule} names it. */
+    POLICY;
 
     public String wire() {
         return name().toLowerCase(Locale.ROOT);

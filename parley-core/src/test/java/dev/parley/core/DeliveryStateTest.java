@@ -15,10 +15,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 class DeliveryStateTest {
-    private static final DeliveryEvent DELIVERED_EVENT = new DeliveryEvent.Delivered();
+    private static final DeliveryEvent DELIVERED_EVENT = new DeliveryEvent.Delivered("stream");
     private static final DeliveryEvent PROCESSED_EVENT = new DeliveryEvent.Processed();
     private static final DeliveryEvent FAILED_EVENT = new DeliveryEvent.Failed("boom");
     private static final DeliveryEvent REPLIED_EVENT = new DeliveryEvent.Replied("r1");
+    private static final DeliveryEvent PUSH_FAILED = new DeliveryEvent.PushFailed(2, "HTTP 500", 1000);
+    private static final DeliveryEvent DEAD_LETTERED_EVENT = new DeliveryEvent.DeadLettered("15 attempts failed");
+    private static final DeliveryEvent SLA_MISSED = new DeliveryEvent.SlaMissed(1000);
+    private static final DeliveryEvent REDRIVEN = new DeliveryEvent.Redriven("admin");
 
     /** The whole table: for each event, the state each state moves to; absent = refused, same = unchanged. */
     private static final Map<DeliveryEvent, Map<DeliveryState, DeliveryState>> TABLE = Map.of(
@@ -30,7 +34,15 @@ class DeliveryStateTest {
             FAILED_EVENT, Map.of(ACCEPTED, FAILED, DELIVERED, FAILED, RETRY_PENDING, FAILED, INCIDENT, FAILED,
                     FAILED, FAILED),
             REPLIED_EVENT, Map.of(ACCEPTED, REPLIED, DELIVERED, REPLIED, PROCESSED, REPLIED, RETRY_PENDING, REPLIED,
-                    INCIDENT, REPLIED, REPLIED, REPLIED));
+                    INCIDENT, REPLIED, REPLIED, REPLIED),
+            PUSH_FAILED, Map.of(ACCEPTED, RETRY_PENDING, DELIVERED, RETRY_PENDING, RETRY_PENDING, RETRY_PENDING,
+                    PROCESSED, PROCESSED, REPLIED, REPLIED, FAILED, FAILED, DEAD_LETTERED, DEAD_LETTERED,
+                    INCIDENT, INCIDENT),
+            DEAD_LETTERED_EVENT, Map.of(ACCEPTED, DEAD_LETTERED, DELIVERED, DEAD_LETTERED, RETRY_PENDING, DEAD_LETTERED,
+                    INCIDENT, DEAD_LETTERED, DEAD_LETTERED, DEAD_LETTERED),
+            SLA_MISSED, Map.of(ACCEPTED, INCIDENT, DELIVERED, INCIDENT, RETRY_PENDING, INCIDENT, PROCESSED, PROCESSED,
+                    REPLIED, REPLIED, FAILED, FAILED, DEAD_LETTERED, DEAD_LETTERED, INCIDENT, INCIDENT),
+            REDRIVEN, Map.of(DEAD_LETTERED, ACCEPTED));
 
     static Stream<Arguments> everyPair() {
         List<Arguments> pairs = new ArrayList<>();
@@ -55,6 +67,11 @@ class DeliveryStateTest {
         } else {
             assertEquals(new Transition.Moved(state, expected), transition);
         }
+    }
+
+    @Test
+    void theTableCoversEveryKindOfEvent() {
+        assertEquals(DeliveryEvent.class.getPermittedSubclasses().length, TABLE.size());
     }
 
     @Test

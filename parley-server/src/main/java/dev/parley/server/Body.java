@@ -7,10 +7,13 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Payload;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -102,6 +105,29 @@ record Body(ObjectNode json) {
         }
     }
 
+    /** A nested object, read with the same typed accessors. */
+    Optional<Body> object(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        if (!(value instanceof ObjectNode object)) {
+            throw invalid("field '" + field + "' must be an object");
+        }
+        return Optional.of(new Body(object));
+    }
+
+    Optional<Long> longValue(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+            throw invalid("field '" + field + "' must be an integer");
+        }
+        return Optional.of(value.longValue());
+    }
+
     Optional<Boolean> bool(String field) {
         JsonNode value = json.get(field);
         if (value == null || value.isNull()) {
@@ -111,6 +137,34 @@ record Body(ObjectNode json) {
             throw invalid("field '" + field + "' must be true or false");
         }
         return Optional.of(value.booleanValue());
+    }
+
+    /** An array of objects, each read with the same typed accessors; absent means none. */
+    List<Body> objects(String field) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return List.of();
+        }
+        if (!value.isArray()) {
+            throw invalid("field '" + field + "' must be an array of objects");
+        }
+        List<Body> out = new ArrayList<>();
+        for (JsonNode element : value) {
+            if (!(element instanceof ObjectNode object)) {
+                throw invalid("field '" + field + "' must be an array of objects");
+            }
+            out.add(new Body(object));
+        }
+        return out;
+    }
+
+    /**
+     * The content of an envelope the hub composes for the caller (topic events, broadcasts):
+     * text, data, threadId and meta. The hub sets the correlation, so corrId and messageId are not read.
+     */
+    Payload content() {
+        return new Payload(string("text"), rawJson("data"), Optional.empty(), token("threadId"), Optional.empty(),
+                stringMap("meta"));
     }
 
     static ParleyException invalid(String message) {

@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.GrantTarget;
 import dev.parley.core.NewGrant;
 import dev.parley.core.NodeId;
 import dev.parley.core.Registry;
@@ -22,7 +23,7 @@ final class GrantRoutes {
     private void create(Exchange ex) {
         var caller = ex.caller();
         Body body = ex.body();
-        NewGrant request = new NewGrant(NodeId.of(body.requiredString("from")), NodeId.of(body.requiredString("to")),
+        NewGrant request = new NewGrant(NodeId.of(body.requiredString("from")), GrantTarget.parse(body.requiredString("to")),
                 body.instant("expiresAt"), body.string("note").orElse(""));
         ex.json(201, Views.grant(registry.grant(caller, request)));
     }

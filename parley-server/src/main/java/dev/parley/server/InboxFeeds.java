@@ -45,6 +45,17 @@ final class InboxFeeds implements Notifier {
         feeds.computeIfPresent(feed.node, (id, live) -> live == feed && --live.followers == 0 ? null : live);
     }
 
+    /**
+     * Hands an envelope that is being redelivered (same id, next attempt) to a live stream
+     * of its inbox; without one, it waits as undelivered for the next stream.
+     */
+    void redeliver(Envelope envelope) {
+        Feed feed = feeds.get(envelope.to());
+        if (feed != null) {
+            feed.redeliver(envelope);
+        }
+    }
+
     /** Ends every stream of a deleted node. */
     void close(NodeId node) {
         Feed feed = feeds.get(node);
@@ -64,6 +75,7 @@ final class InboxFeeds implements Notifier {
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition advanced = lock.newCondition();
         private final ArrayDeque<Envelope> ring = new ArrayDeque<>(RING);
+        private final ArrayDeque<Envelope> redeliveries = new ArrayDeque<>();
         /** Guarded by the map's compute: how many streams follow this feed. */
         private int followers;
         private volatile boolean closed;
@@ -119,15 +131,37 @@ final class InboxFeeds implements Notifier {
             }
         }
 
-        /** Waits until an envelope after {@code cursor} is committed, the feed closes, or time passes. */
+        private void redeliver(Envelope envelope) {
+            lock.lock();
+            try {
+                redeliveries.addLast(envelope);
+                advanced.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Envelopes handed over for redelivery since the last call. */
+        List<Envelope> takeRedeliveries() {
+            lock.lock();
+            try {
+                List<Envelope> out = List.copyOf(redeliveries);
+                redeliveries.clear();
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Waits until an envelope after {@code cursor} is committed or redelivered, the feed closes, or time passes. */
         boolean awaitAfter(long cursor, long timeoutNanos) throws InterruptedException {
             lock.lock();
             try {
                 long remaining = timeoutNanos;
-                while (head <= cursor && !closed && remaining > 0) {
+                while (head <= cursor && redeliveries.isEmpty() && !closed && remaining > 0) {
                     remaining = advanced.awaitNanos(remaining);
                 }
-                return head > cursor;
+                return head > cursor || !redeliveries.isEmpty();
             } finally {
                 lock.unlock();
             }

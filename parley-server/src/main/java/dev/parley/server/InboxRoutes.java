@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
@@ -20,12 +21,14 @@ final class InboxRoutes {
     private static final int MAX_LIMIT = 1000;
 
     private final EventStore store;
+    private final DeliveryPolicies policies;
     private final Registry registry;
     private final InboxStream stream;
     private final InstantSource clock;
 
-    InboxRoutes(EventStore store, Registry registry, InboxStream stream, InstantSource clock) {
+    InboxRoutes(EventStore store, DeliveryPolicies policies, Registry registry, InboxStream stream, InstantSource clock) {
         this.store = store;
+        this.policies = policies;
         this.registry = registry;
         this.stream = stream;
         this.clock = clock;
@@ -50,7 +53,7 @@ final class InboxRoutes {
         long after = ex.longQuery("after", 0, Long.MAX_VALUE, ErrorCode.INVALID_CURSOR).orElse(0);
         int limit = (int) ex.longQuery("limit", 1, MAX_LIMIT, ErrorCode.INVALID_REQUEST).orElse(DEFAULT_LIMIT);
         List<Envelope> items = store.inboxAfter(node, after, limit);
-        store.markDelivered(items, clock.instant());
+        store.markDelivered(items, clock.instant(), policies.of(node).redeliverAfter());
         ObjectNode out = Json.object();
         var array = out.putArray("items");
         items.forEach(e -> array.add(Json.envelopeTree(e)));

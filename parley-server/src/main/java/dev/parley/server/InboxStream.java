@@ -1,5 +1,6 @@
 package dev.parley.server;
 
+import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Envelope;
 import dev.parley.core.EventStore;
 import dev.parley.core.NodeId;
@@ -32,15 +33,17 @@ final class InboxStream {
     private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
 
     private final EventStore store;
+    private final DeliveryPolicies policies;
     private final InboxFeeds feeds;
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
     private final InstantSource clock;
     private final long heartbeatNanos;
 
-    InboxStream(EventStore store, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics, InstantSource clock,
-                Duration heartbeat) {
+    InboxStream(EventStore store, DeliveryPolicies policies, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics,
+                InstantSource clock, Duration heartbeat) {
         this.store = store;
+        this.policies = policies;
         this.feeds = feeds;
         this.watchdog = watchdog;
         this.metrics = metrics;
@@ -59,12 +62,16 @@ final class InboxStream {
             write(out, watch, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replayUndelivered(node, out, watch);
             while (!feed.closed()) {
+                List<Envelope> again = feed.takeRedeliveries();
+                if (!again.isEmpty()) {
+                    send(again, out, watch, false);
+                }
                 List<Envelope> batch = feed.after(position, BATCH);
                 if (batch == null) {
                     batch = store.inboxAfter(node, position, BATCH);
                 }
                 if (!batch.isEmpty()) {
-                    position = send(batch, out, watch);
+                    position = send(batch, out, watch, true);
                 } else if (!feed.awaitAfter(position, heartbeatNanos) && !feed.closed()) {
                     write(out, watch, HEARTBEAT);
                 }
@@ -94,21 +101,27 @@ final class InboxStream {
             if (page.isEmpty()) {
                 return Math.max(last, head);
             }
-            last = send(page, out, watch);
+            last = send(page, out, watch, true);
         }
     }
 
-    private long send(List<Envelope> batch, OutputStream out, StreamWatchdog.Watch watch) throws IOException {
+    /**
+     * Writes one frame per envelope and marks them delivered. A redelivered envelope is
+     * written without {@code id:}, so the client's cursor (its Last-Event-ID) stays where
+     * it was; the envelope's own id and {@code trace.attempt} tell it apart.
+     */
+    private long send(List<Envelope> batch, OutputStream out, StreamWatchdog.Watch watch, boolean advancesCursor)
+            throws IOException {
         ByteArrayOutputStream frames = new ByteArrayOutputStream(batch.size() * 512);
         for (Envelope envelope : batch) {
-            frames.writeBytes(("id: " + envelope.seq() + "\nevent: " + envelope.kind() + "\ndata: ")
-                    .getBytes(StandardCharsets.UTF_8));
+            frames.writeBytes(((advancesCursor ? "id: " + envelope.seq() + "\n" : "") + "event: " + envelope.kind()
+                    + "\ndata: ").getBytes(StandardCharsets.UTF_8));
             frames.writeBytes(Json.envelope(envelope));
             frames.write('\n');
             frames.write('\n');
         }
         write(out, watch, frames.toByteArray());
-        store.markDelivered(batch, clock.instant());
+        store.markDelivered(batch, clock.instant(), policies.of(batch.getFirst().to()).redeliverAfter());
         return batch.getLast().seq();
     }
 

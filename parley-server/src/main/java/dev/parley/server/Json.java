@@ -84,6 +84,9 @@ final class Json {
         }
         optional(g, "corrId", e.corrId());
         optional(g, "threadId", e.threadId());
+        if (e.topic().isPresent()) {
+            g.writeStringField("topic", e.topic().get());
+        }
         g.writeObjectFieldStart("meta");
         for (Map.Entry<String, String> entry : e.meta().entrySet()) {
             g.writeStringField(entry.getKey(), entry.getValue());
@@ -94,6 +97,9 @@ final class Json {
         g.writeNumberField("attempt", e.trace().attempt());
         g.writeStringField("route", e.trace().route().wire());
         g.writeStringField("policyVersion", e.trace().policyVersion());
+        if (e.trace().rule().isPresent()) {
+            g.writeStringField("rule", e.trace().rule().get());
+        }
         g.writeEndObject();
         g.writeEndObject();
     }

@@ -3,6 +3,7 @@ package dev.parley.server;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
 import dev.parley.core.DeliveryEvent;
+import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.Messages;
 import dev.parley.core.NodeId;
@@ -11,7 +12,10 @@ import dev.parley.core.Payload;
 import dev.parley.core.Router;
 import dev.parley.core.SendRequest;
 
+import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /** {@code /v1/messages}: send, status, ack and reply. */
@@ -19,13 +23,18 @@ final class MessageRoutes {
     /** Envelope ids are UUIDs; anything else cannot name a message. */
     private static final Pattern MESSAGE_ID = Pattern.compile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
 
+    /** The longest a sender may hold its call open for a reply. */
+    private static final long MAX_WAIT_MS = 300_000;
+
     private final Router router;
     private final Messages messages;
+    private final ReplyWaiters waiters;
     private final Metrics metrics;
 
-    MessageRoutes(Router router, Messages messages, Metrics metrics) {
+    MessageRoutes(Router router, Messages messages, ReplyWaiters waiters, Metrics metrics) {
         this.router = router;
         this.messages = messages;
+        this.waiters = waiters;
         this.metrics = metrics;
     }
 
@@ -36,14 +45,31 @@ final class MessageRoutes {
                 .post("/v1/messages/{mid}/reply", this::reply);
     }
 
-    private void send(Exchange ex) {
+    private void send(Exchange ex) throws InterruptedException {
         var caller = ex.caller();
         Body body = ex.body();
         SendRequest request = new SendRequest(NodeId.of(body.requiredString("to")),
                 body.string("kind").orElse(SendRequest.DEFAULT_KIND), payload(body, body.token("corrId")),
-                body.string("from"));
-        body.bool("requiresReply"); // validated here; request/reply waits on it once that surface exists
-        answer(ex, counted(() -> router.send(caller, request)));
+                body.string("from"), body.longValue("replyWithinMs").map(Duration::ofMillis));
+        boolean requiresReply = body.bool("requiresReply").orElse(false);
+        OptionalLong wait = ex.longQuery("wait", 1, MAX_WAIT_MS, ErrorCode.INVALID_REQUEST);
+        if (wait.isPresent() && !requiresReply) {
+            throw Body.invalid("?wait= holds the call for a reply: the send must say \"requiresReply\": true");
+        }
+        Appended appended = counted(() -> router.send(caller, request));
+        if (wait.isEmpty()) {
+            answer(ex, appended);
+            return;
+        }
+        Optional<Envelope> reply = waiters.await(appended.envelope().id(), Duration.ofMillis(wait.getAsLong()));
+        if (reply.isEmpty()) {
+            throw new ParleyException(ErrorCode.REPLY_TIMEOUT, "no reply within " + wait.getAsLong()
+                    + " ms; the request stays accepted", Map.of("id", appended.envelope().id()));
+        }
+        ObjectNode out = Json.object();
+        out.set("request", Views.accepted(appended));
+        out.set("reply", Json.envelopeTree(reply.get()));
+        ex.json(200, out);
     }
 
     private void status(Exchange ex) {

@@ -1,5 +1,8 @@
 package dev.parley.server;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
 import dev.parley.core.AuditRecord;
@@ -8,8 +11,16 @@ import dev.parley.core.MessageRecord;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.TimelineEntry;
+import dev.parley.core.JsonText;
+import dev.parley.core.Publication;
+import dev.parley.core.Subscription;
+import dev.parley.core.Task;
+import dev.parley.core.TaskEvent;
+import dev.parley.core.TaskFormat;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 
 /** Domain values as the JSON bodies of the contract. */
 final class Views {
@@ -36,7 +47,7 @@ final class Views {
         ObjectNode out = Json.object();
         out.put("id", grant.id());
         out.put("from", grant.from().value());
-        out.put("to", grant.to().value());
+        out.put("to", grant.to().wire());
         out.put("expiresAt", grant.expiresAt().map(Json::time).orElse(null));
         out.put("note", grant.note());
         out.put("createdAt", Json.time(grant.createdAt()));
@@ -90,6 +101,112 @@ final class Views {
         out.put("reason", a.reason());
         out.put("envelopeId", a.envelopeId().orElse(null));
         out.put("policyVersion", a.policyVersion());
+        out.put("rule", a.rule().orElse(null));
+        out.put("id", record.id());
         return out;
+    }
+
+    // Policy rules and payload schemas (issue 4).
+
+    static ObjectNode policy(LivePolicy.State state) {
+        ObjectNode out = Json.object();
+        out.put("version", state.version());
+        var rules = out.putArray("rules");
+        state.rules().forEach(r -> rules.addObject().put("name", r.name()).put("effect", r.effect().wire())
+                .put("when", r.when()));
+        out.put("source", state.source().map(p -> p.toAbsolutePath().toString()).orElse(null));
+        out.put("loadedAt", state.loadedAt().map(Json::time).orElse(null));
+        if (state.lastError().isEmpty()) {
+            out.putNull("lastError");
+        } else {
+            LivePolicy.LoadError error = state.lastError().get();
+            ObjectNode e = out.putObject("lastError");
+            e.put("at", Json.time(error.at()));
+            e.put("message", error.message());
+            var problems = e.putArray("problems");
+            error.problems().forEach(p -> problems.addObject()
+                    .put("index", p.index().orElse(null))
+                    .put("rule", p.rule().orElse(null))
+                    .put("error", p.error()));
+        }
+        return out;
+    }
+
+    static ObjectNode schema(dev.parley.core.SchemaStore.StoredSchema schema) {
+        ObjectNode out = Json.object();
+        out.put("kind", schema.kind());
+        out.set("schema", raw(Optional.of(schema.schema())));
+        out.put("version", schema.version());
+        out.put("updatedAt", Json.time(schema.updatedAt()));
+        return out;
+    }
+
+    // Topics, broadcasts and tasks.
+
+    /** Tasks as the data of the envelopes that carry them: the same view {@code GET /v1/tasks/{id}} answers. */
+    static final TaskFormat TASK_FORMAT = new TaskFormat() {
+        @Override
+        public JsonText assignment(Task task) {
+            ObjectNode out = Json.object();
+            out.put("taskId", task.id());
+            out.put("title", task.title());
+            out.set("input", raw(task.input()));
+            return jsonText(out);
+        }
+
+        @Override
+        public JsonText view(Task task) {
+            return jsonText(task(task));
+        }
+    };
+
+    static ObjectNode subscription(Subscription subscription) {
+        ObjectNode out = Json.object();
+        out.put("topic", subscription.topic().value());
+        out.put("node", subscription.node().value());
+        out.put("createdAt", Json.time(subscription.createdAt()));
+        return out;
+    }
+
+    static ObjectNode publication(Publication publication) {
+        ObjectNode out = Json.object();
+        out.put("id", publication.id());
+        out.put("delivered", publication.delivered());
+        return out;
+    }
+
+    static ObjectNode task(Task task) {
+        ObjectNode out = Json.object();
+        out.put("id", task.id());
+        out.put("state", task.state().wire());
+        out.put("creator", task.creator().value());
+        out.put("assignee", task.assignee().value());
+        out.put("title", task.title());
+        out.set("input", raw(task.input()));
+        out.put("ephemeral", task.ephemeral());
+        out.put("etaSeconds", task.etaSeconds().orElse(null));
+        out.set("progress", raw(task.progress()));
+        out.set("result", raw(task.result()));
+        var artifacts = out.putArray("artifacts");
+        for (TaskEvent.Artifact artifact : task.artifacts()) {
+            artifacts.addObject().put("uri", artifact.uri()).put("mediaType", artifact.mediaType());
+        }
+        out.put("reason", task.reason().orElse(null));
+        out.put("createdAt", Json.time(task.createdAt()));
+        out.put("updatedAt", Json.time(task.updatedAt()));
+        return out;
+    }
+
+    /** A JSON value kept as text, embedded as a tree; absent is null. */
+    private static JsonNode raw(Optional<JsonText> value) {
+        try {
+            return value.isPresent() ? Json.MAPPER.readTree(value.get().json()) : NullNode.getInstance();
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("stored JSON text does not parse", e);
+        }
+    }
+
+    private static JsonText jsonText(ObjectNode tree) {
+        return new JsonText(new String(Json.bytes(tree), StandardCharsets.UTF_8));
     }
 }

@@ -6,10 +6,12 @@ import dev.parley.core.AuditQuery;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
 import dev.parley.core.Grant;
+import dev.parley.core.GrantTarget;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.MessageRecord;
 import dev.parley.core.Node;
@@ -17,6 +19,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Sealer;
 import dev.parley.core.TimelineEntry;
 import dev.parley.core.Transition;
 
@@ -26,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,15 +50,7 @@ public final class SqliteStore implements EventStore {
     public static final String FILE_NAME = "parley.db";
     private static final int READERS = 4;
 
-    /**
-     * The states a first delivery moves on from, taken from the state machine so that the
-     * SQL below cannot disagree with it.
-     */
-    private static final String DELIVERABLE_STATES = Arrays.stream(DeliveryState.values())
-            .filter(s -> s.on(new DeliveryEvent.Delivered()) instanceof Transition.Moved)
-            .map(s -> "'" + s.wire() + "'")
-            .collect(Collectors.joining(", "));
-
+    /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
     private final ReadPool readers;
 
@@ -79,6 +75,28 @@ public final class SqliteStore implements EventStore {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
     }
+
+    /** Delivery policies, the schedule and dead letters, on the same writer and readers. */
+    public SqliteDeliveries deliveries(Sealer sealer) {
+        return new SqliteDeliveries(writer, readers, sealer);
+    }
+
+    /** Topic subscriptions and fan-out, on the same writer and readers. */
+    public SqliteTopics topics() {
+        return new SqliteTopics(writer, readers);
+    }
+
+    /** Delegated tasks, on the same writer and readers. */
+    public SqliteTasks tasks() {
+        return new SqliteTasks(writer, readers);
+    }
+
+    // --- admission by invite and rate limits (issue 4) ---
+    /** Invites, nonces, redeemed tickets, node keys and rate overrides, on the same writer and readers. */
+    public SqliteAdmissions admissions() {
+        return new SqliteAdmissions(writer, readers);
+    }
+    // --- end admission by invite and rate limits ---
 
     @Override
     public GraphSnapshot loadGraph() {
@@ -109,7 +127,7 @@ public final class SqliteStore implements EventStore {
                 while (rs.next()) {
                     long expires = rs.getLong(4);
                     Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(expires));
-                    grants.add(new Grant(rs.getString(1), new NodeId(rs.getString(2)), new NodeId(rs.getString(3)),
+                    grants.add(new Grant(rs.getString(1), new NodeId(rs.getString(2)), GrantTarget.parse(rs.getString(3)),
                             expiresAt, rs.getString(5), Instant.ofEpochMilli(rs.getLong(6))));
                 }
             }
@@ -137,7 +155,7 @@ public final class SqliteStore implements EventStore {
             insert.setString(6, tokenHash);
             insert.setLong(7, node.createdAt().toEpochMilli());
             insert.executeUpdate();
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -152,7 +170,7 @@ public final class SqliteStore implements EventStore {
             if (update.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
             }
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -166,7 +184,7 @@ public final class SqliteStore implements EventStore {
             if (update.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
             }
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -178,12 +196,12 @@ public final class SqliteStore implements EventStore {
                     "INSERT INTO grants (id, from_node, to_node, expires_at, note, created_at) VALUES (?, ?, ?, ?, ?, ?)");
             insert.setString(1, grant.id());
             insert.setString(2, grant.from().value());
-            insert.setString(3, grant.to().value());
+            insert.setString(3, grant.to().wire());
             Rows.setNullableMillis(insert, 4, grant.expiresAt());
             insert.setString(5, grant.note());
             insert.setLong(6, grant.createdAt().toEpochMilli());
             insert.executeUpdate();
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -196,7 +214,7 @@ public final class SqliteStore implements EventStore {
             if (delete.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.GRANT_NOT_FOUND, "grant " + grantId + " does not exist");
             }
-            insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
     }
@@ -204,26 +222,26 @@ public final class SqliteStore implements EventStore {
     @Override
     public void audit(AuditEntry entry) {
         writer.submit(tx -> {
-            insertAudit(tx.statements(), entry);
+            Ledger.insertAudit(tx.statements(), entry);
             return null;
         });
     }
 
     @Override
-    public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers) {
+    public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers, Optional<Instant> replyBy) {
         return writer.submit(tx -> {
-            Optional<Envelope> earlier = draft.messageId().isPresent() ? byMessageId(tx.statements(), draft) : Optional.empty();
+            Optional<Envelope> earlier = draft.messageId().isPresent() ? Ledger.byMessageId(tx.statements(), draft) : Optional.empty();
             if (earlier.isPresent()) {
                 return new Appended(earlier.get(), true);
             }
             if (answers.isPresent()) {
-                applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(),
-                        "reply " + draft.id(), true);
+                Ledger.applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
             }
-            Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
-            insertEnvelope(tx.statements(), envelope);
-            insertAudit(tx.statements(), audit);
-            tx.announce(envelope);
+            Envelope envelope = Ledger.append(tx, draft);
+            if (replyBy.isPresent()) {
+                Ledger.schedule(tx.statements(), envelope.id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
+            }
+            Ledger.insertAudit(tx.statements(), audit);
             return new Appended(envelope, false);
         });
     }
@@ -231,34 +249,21 @@ public final class SqliteStore implements EventStore {
     @Override
     public Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit) {
         return writer.submit(tx -> {
-            String detail = switch (event) {
-                case DeliveryEvent.Failed f -> f.reason().isEmpty() ? "failed ack" : "failed ack: " + f.reason();
-                case DeliveryEvent.Processed p -> "processed ack";
-                case DeliveryEvent.Delivered d -> "delivered";
-                case DeliveryEvent.Replied r -> "reply " + r.replyId();
-            };
-            Transition transition = applyEvent(tx.statements(), envelopeId, event, at, detail, false);
+            Transition transition = Ledger.applyEvent(tx.statements(), envelopeId, event, at, false);
             if (!(transition instanceof Transition.Refused)) {
-                insertAudit(tx.statements(), audit);
+                Ledger.insertAudit(tx.statements(), audit);
             }
             return transition;
         });
     }
 
     @Override
-    public void markDelivered(List<Envelope> delivered, Instant at) {
+    public void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
         if (delivered.isEmpty()) {
             return;
         }
         writer.enqueue(tx -> {
-            var update = tx.statements().get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
-                    + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
-            for (Envelope envelope : delivered) {
-                update.setLong(1, at.toEpochMilli());
-                update.setString(2, envelope.id());
-                update.addBatch();
-            }
-            update.executeBatch();
+            Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter);
             return null;
         });
     }
@@ -276,9 +281,9 @@ public final class SqliteStore implements EventStore {
                     return Optional.empty();
                 }
                 envelope = Rows.envelope(rs);
-                state = DeliveryState.parse(rs.getString(16));
+                state = DeliveryState.parse(rs.getString(Rows.AFTER_ENVELOPE));
                 timeline.add(new TimelineEntry(DeliveryState.ACCEPTED, envelope.createdAt(), ""));
-                long deliveredAt = rs.getLong(17);
+                long deliveredAt = rs.getLong(Rows.AFTER_ENVELOPE + 1);
                 if (!rs.wasNull()) {
                     timeline.add(new TimelineEntry(DeliveryState.DELIVERED, Instant.ofEpochMilli(deliveredAt), ""));
                 }
@@ -321,31 +326,84 @@ public final class SqliteStore implements EventStore {
 
     @Override
     public List<AuditRecord> audit(AuditQuery query) {
+        // Only the filters given take part in the statement, so each stays an indexed lookup;
+        // the few shapes this produces are prepared once each.
+        StringBuilder sql = new StringBuilder("SELECT id, at, actor, action, target, decision, reason, envelope_id,"
+                + " policy_version, rule FROM audit WHERE 1 = 1");
+        List<Object> args = new ArrayList<>();
+        query.node().ifPresent(n -> {
+            sql.append(" AND (actor = ? OR target = ?)");
+            args.add(n);
+            args.add(n);
+        });
+        query.decision().ifPresent(d -> {
+            sql.append(" AND decision = ?");
+            args.add(d.wire());
+        });
+        query.rule().ifPresent(r -> {
+            sql.append(" AND rule = ?");
+            args.add(r);
+        });
+        query.action().ifPresent(a -> {
+            sql.append(" AND action = ?");
+            args.add(a);
+        });
+        query.since().ifPresent(t -> {
+            sql.append(" AND at >= ?");
+            args.add(t.toEpochMilli());
+        });
+        query.until().ifPresent(t -> {
+            sql.append(" AND at < ?");
+            args.add(t.toEpochMilli());
+        });
+        query.before().ifPresent(id -> {
+            sql.append(" AND id < ?");
+            args.add(id);
+        });
+        sql.append(" ORDER BY id DESC LIMIT ?");
+        args.add(query.limit());
         return readers.read(s -> {
-            String sql = "SELECT id, at, actor, action, target, decision, reason, envelope_id, policy_version FROM audit"
-                    + " WHERE (? IS NULL OR actor = ? OR target = ?) AND (? IS NULL OR decision = ?)"
-                    + " ORDER BY id DESC LIMIT ?";
-            var select = s.get(sql);
-            String node = query.node().orElse(null);
-            String decision = query.decision().map(AuditEntry.Decision::wire).orElse(null);
-            select.setString(1, node);
-            select.setString(2, node);
-            select.setString(3, node);
-            select.setString(4, decision);
-            select.setString(5, decision);
-            select.setInt(6, query.limit());
+            var select = s.get(sql.toString());
+            for (int i = 0; i < args.size(); i++) {
+                if (args.get(i) instanceof Long l) {
+                    select.setLong(i + 1, l);
+                } else if (args.get(i) instanceof Integer n) {
+                    select.setInt(i + 1, n);
+                } else {
+                    select.setString(i + 1, (String) args.get(i));
+                }
+            }
             List<AuditRecord> out = new ArrayList<>();
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {
                     out.add(new AuditRecord(rs.getLong(1), new AuditEntry(Instant.ofEpochMilli(rs.getLong(2)),
                             rs.getString(3), rs.getString(4), rs.getString(5),
                             AuditEntry.Decision.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
-                            rs.getString(7), Optional.ofNullable(rs.getString(8)), rs.getString(9))));
+                            rs.getString(7), Optional.ofNullable(rs.getString(8)), rs.getString(9),
+                            Optional.ofNullable(rs.getString(10)))));
                 }
             }
             return out;
         });
     }
+
+    @Override
+    public int pruneAudit(Instant cutoff, int max) {
+        return writer.submit(tx -> {
+            var delete = tx.statements().get("DELETE FROM audit WHERE id IN (SELECT id FROM audit INDEXED BY audit_by_at"
+                    + " WHERE at < ? ORDER BY at LIMIT ?)");
+            delete.setLong(1, cutoff.toEpochMilli());
+            delete.setInt(2, max);
+            return delete.executeUpdate();
+        });
+    }
+
+    // --- policy rules and payload schemas (issue 4) ---
+    /** Payload schemas, on the same writer and readers. */
+    public SqliteSchemas schemas() {
+        return new SqliteSchemas(writer, readers);
+    }
+    // --- end policy rules and payload schemas ---
 
     @Override
     public long backlog() {
@@ -376,95 +434,5 @@ public final class SqliteStore implements EventStore {
             }
             return out;
         });
-    }
-
-    private static Optional<Envelope> byMessageId(Statements s, Envelope draft) throws SQLException {
-        var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE from_node = ? AND message_id = ?");
-        select.setString(1, draft.from().value());
-        select.setString(2, draft.messageId().orElseThrow());
-        try (var rs = select.executeQuery()) {
-            return rs.next() ? Optional.of(Rows.envelope(rs)) : Optional.empty();
-        }
-    }
-
-    /**
-     * Reads the envelope's state, asks the state machine, and writes the move. With
-     * {@code refuseThrows}, a refused move aborts the whole job (used when it is part of a
-     * larger change that must not happen half).
-     */
-    private static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at, String detail,
-                                         boolean refuseThrows) throws SQLException {
-        var select = s.get("SELECT state FROM envelopes WHERE id = ?");
-        select.setString(1, envelopeId);
-        DeliveryState current;
-        try (var rs = select.executeQuery()) {
-            if (!rs.next()) {
-                throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + envelopeId + " does not exist");
-            }
-            current = DeliveryState.parse(rs.getString(1));
-        }
-        Transition transition = current.on(event);
-        switch (transition) {
-            case Transition.Moved moved -> {
-                var update = s.get("UPDATE envelopes SET state = ? WHERE id = ?");
-                update.setString(1, moved.to().wire());
-                update.setString(2, envelopeId);
-                update.executeUpdate();
-                insertTimeline(s, envelopeId, moved.to(), at, detail);
-            }
-            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at,
-                    detail + "; state unchanged");
-            case Transition.Refused refused -> {
-                if (refuseThrows) {
-                    throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
-                }
-            }
-        }
-        return transition;
-    }
-
-    private static void insertTimeline(Statements s, String envelopeId, DeliveryState state, Instant at, String detail)
-            throws SQLException {
-        var insert = s.get("INSERT INTO timeline (envelope_id, at, state, detail) VALUES (?, ?, ?, ?)");
-        insert.setString(1, envelopeId);
-        insert.setLong(2, at.toEpochMilli());
-        insert.setString(3, state.wire());
-        insert.setString(4, detail);
-        insert.executeUpdate();
-    }
-
-    private static void insertEnvelope(Statements s, Envelope e) throws SQLException {
-        PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
-                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
-        insert.setString(1, e.id());
-        insert.setLong(2, e.seq());
-        insert.setString(3, e.from().value());
-        insert.setString(4, e.to().value());
-        insert.setString(5, e.kind());
-        Rows.setNullable(insert, 6, e.text());
-        Rows.setNullable(insert, 7, e.data().map(d -> d.json()));
-        Rows.setNullable(insert, 8, e.corrId());
-        Rows.setNullable(insert, 9, e.threadId());
-        Rows.setNullable(insert, 10, e.messageId());
-        insert.setString(11, Rows.json(e.meta()));
-        insert.setLong(12, e.createdAt().toEpochMilli());
-        insert.setInt(13, e.trace().attempt());
-        insert.setString(14, e.trace().route().wire());
-        insert.setString(15, e.trace().policyVersion());
-        insert.executeUpdate();
-    }
-
-    private static void insertAudit(Statements s, AuditEntry a) throws SQLException {
-        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-        insert.setLong(1, a.at().toEpochMilli());
-        insert.setString(2, a.actor());
-        insert.setString(3, a.action());
-        insert.setString(4, a.target());
-        insert.setString(5, a.decision().wire());
-        insert.setString(6, a.reason());
-        Rows.setNullable(insert, 7, a.envelopeId());
-        insert.setString(8, a.policyVersion());
-        insert.executeUpdate();
     }
 }

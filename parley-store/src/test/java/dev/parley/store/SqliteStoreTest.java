@@ -103,7 +103,7 @@ class SqliteStoreTest {
                 NodeId to = s % 2 == 0 ? LEAD : WORKER;
                 pool.submit(() -> {
                     for (int i = 0; i < each; i++) {
-                        answers.add(store.append(draft(WORKER, to, Optional.empty()), audit(), Optional.empty()));
+                        answers.add(store.append(draft(WORKER, to, Optional.empty()), audit(), Optional.empty(), Optional.empty()));
                     }
                     return null;
                 });
@@ -125,9 +125,9 @@ class SqliteStoreTest {
     @Test
     void theSameMessageIdFromTheSameSenderIsStoredOnce() {
         open();
-        Appended first = store.append(draft(LEAD, WORKER, Optional.of("m-1")), audit(), Optional.empty());
-        Appended again = store.append(draft(LEAD, WORKER, Optional.of("m-1")), audit(), Optional.empty());
-        Appended otherSender = store.append(draft(WORKER, WORKER, Optional.of("m-1")), audit(), Optional.empty());
+        Appended first = store.append(draft(LEAD, WORKER, Optional.of("m-1")), audit(), Optional.empty(), Optional.empty());
+        Appended again = store.append(draft(LEAD, WORKER, Optional.of("m-1")), audit(), Optional.empty(), Optional.empty());
+        Appended otherSender = store.append(draft(WORKER, WORKER, Optional.of("m-1")), audit(), Optional.empty(), Optional.empty());
         assertFalse(first.duplicate());
         assertTrue(again.duplicate());
         assertEquals(first.envelope().id(), again.envelope().id());
@@ -138,11 +138,11 @@ class SqliteStoreTest {
     @Test
     void aRefusedReplyWritesNothingAndLeavesItsBatchIntact() {
         open();
-        Envelope original = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope();
+        Envelope original = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
         assertTrue(store.apply(original.id(), new DeliveryEvent.Failed("nope"), NOW, audit()) instanceof Transition.Moved);
         int auditBefore = store.audit(new AuditQuery(Optional.empty(), Optional.empty(), 1000)).size();
         ParleyException e = assertThrows(ParleyException.class,
-                () -> store.append(draft(WORKER, LEAD, Optional.empty()), audit(), Optional.of(original.id())));
+                () -> store.append(draft(WORKER, LEAD, Optional.empty()), audit(), Optional.of(original.id()), Optional.empty()));
         assertEquals(ErrorCode.INVALID_TRANSITION, e.code());
         assertEquals(0, store.inboxAfter(LEAD, 0, 10).size());
         assertEquals(auditBefore, store.audit(new AuditQuery(Optional.empty(), Optional.empty(), 1000)).size());
@@ -152,9 +152,9 @@ class SqliteStoreTest {
     @Test
     void deliveryIsRecordedOnceAndLeavesTheUndeliveredSet() {
         open();
-        Envelope first = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope();
-        Envelope second = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope();
-        store.markDelivered(List.of(first), NOW);
+        Envelope first = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
+        Envelope second = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
+        store.markDelivered(List.of(first), NOW, Optional.empty());
         store.audit(audit()); // a synchronous write after the queued one: both are committed when it returns
         assertEquals(List.of(second.id()), store.undeliveredAfter(WORKER, 0, 10).stream().map(Envelope::id).toList());
         var record = store.message(first.id()).orElseThrow();
@@ -174,9 +174,9 @@ class SqliteStoreTest {
         store.createNode(worker, "hash-worker", audit());
         store.createNode(gone, "hash-gone", audit());
         store.deleteNode(gone.id(), NOW, audit());
-        Grant grant = new Grant(ids.next(), WORKER, LEAD, Optional.of(NOW.plusSeconds(3600)), "note", NOW);
+        Grant grant = new Grant(ids.next(), WORKER, new dev.parley.core.GrantTarget.Node(LEAD), Optional.of(NOW.plusSeconds(3600)), "note", NOW);
         store.createGrant(grant, audit());
-        store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty());
+        store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty());
         store.close();
 
         open();
@@ -185,14 +185,14 @@ class SqliteStoreTest {
         assertEquals(java.util.Set.of(gone.id()), snapshot.retired());
         assertEquals(Map.of(LEAD, "hash-lead", WORKER, "hash-worker"), snapshot.tokenHashes());
         assertEquals(List.of(grant), snapshot.grants());
-        assertEquals(2, store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty()).envelope().seq());
+        assertEquals(2, store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope().seq());
         ParleyException exists = assertThrows(ParleyException.class, () -> store.createNode(gone, "h", audit()));
         assertEquals(ErrorCode.NODE_EXISTS, exists.code());
     }
 
     private Envelope draft(NodeId from, NodeId to, Optional<String> messageId) {
         return new Envelope(ids.next(), 0, from, to, "message", Optional.of("hello"), Optional.empty(), Optional.empty(),
-                Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
+                Optional.empty(), Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
     }
 
     private static AuditEntry audit() {

@@ -1,0 +1,75 @@
+package dev.parley.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The durable side of delivery: per-node delivery policies, the schedule of work owed to
+ * envelopes (pushes, redeliveries, reply deadlines) and the dead-letter queue. The
+ * schedule lives in the store, so a restarted hub resumes it where it stood.
+ */
+public interface DeliveryStore {
+
+    /** What the schedule owes an envelope. */
+    enum Purpose {
+        /** A webhook attempt. */
+        PUSH,
+        /** A check that a delivered envelope was acked in time. */
+        REDELIVER,
+        /** A check that a request was replied to or processed in time. */
+        DEADLINE
+    }
+
+    /** One piece of scheduled work that has come due. */
+    record Due(Envelope envelope, DeliveryState state, Purpose purpose, int attempt, Instant dueAt) {
+    }
+
+    /** A dead-lettered envelope. */
+    record DeadLetter(Envelope envelope, String reason, int attempts, Instant at) {
+    }
+
+    Map<NodeId, DeliveryPolicy> policies();
+
+    void putPolicy(NodeId node, DeliveryPolicy policy, AuditEntry audit);
+
+    /** Scheduled work due at or before {@code now}, oldest first. */
+    List<Due> due(Instant now, int limit);
+
+    /** A push attempt reached the webhook: delivered; an ack check follows when {@code redeliverAfter} is set. */
+    void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter);
+
+    /** A push attempt failed; the next one is due at {@code retryAt}. */
+    void pushFailed(Envelope envelope, DeliveryEvent.PushFailed event, Instant at, Instant retryAt);
+
+    /**
+     * The envelope was not acked in time: it becomes attempt {@code attempt}, undelivered
+     * again, and (for webhook nodes) its push is due now. Returns it at its new attempt,
+     * or nothing when it was acked meanwhile.
+     */
+    Optional<Envelope> redeliver(String envelopeId, int attempt, Instant at, String why);
+
+    /** Moves the envelope to the dead-letter queue and appends {@code notice} (if any) in the same transaction. */
+    void deadLetter(String envelopeId, String reason, int attempts, Instant at, Optional<Envelope> notice);
+
+    /** The reply deadline passed: the request shows {@code incident} and {@code notice} goes to its sender. */
+    void deadlineMissed(String envelopeId, long withinMs, Instant at, Envelope notice);
+
+    /** Drops scheduled work that no longer applies (the envelope moved on). */
+    void forget(String envelopeId, Purpose purpose);
+
+    List<DeadLetter> deadLetters(Optional<NodeId> node, int limit);
+
+    Optional<DeadLetter> deadLetter(String envelopeId);
+
+    /** A fresh attempt cycle for a dead letter (same envelope id); returns it at attempt 1. */
+    Envelope redrive(String envelopeId, Instant at, AuditEntry audit);
+
+    /** Removes a dead letter from the queue; the envelope keeps its history. */
+    void drop(String envelopeId, Instant at, AuditEntry audit);
+
+    /** The first reply to {@code requestId}, if one was committed. */
+    Optional<Envelope> replyTo(String requestId);
+}

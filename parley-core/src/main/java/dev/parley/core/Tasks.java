@@ -1,0 +1,192 @@
+package dev.parley.core;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Delegation: a node hands a task to a node it may reach, or to a child the hub spawns for
+ * it; the assignee moves the task through {@link TaskState}, the creator may cancel it, and
+ * every move reaches the other party as an envelope committed with the move. An ephemeral
+ * task's spawned assignee is deleted when the task ends.
+ */
+public final class Tasks {
+    /** The kind of the envelope that hands a task to its assignee. */
+    public static final String KIND = "task";
+    /** The admin acts on spawned nodes that outlived their task; it is never a task's party. */
+    private static final Principal HUB = new Principal.Admin();
+
+    private final Graph graph;
+    private final AccessPolicy policy;
+    private final Registry registry;
+    private final TaskStore store;
+    private final EventStore audit;
+    private final TaskFormat format;
+    private final InstantSource clock;
+    private final IdGenerator ids;
+
+    /** {@code audit} records refusals that write nothing else. */
+    public Tasks(Graph graph, AccessPolicy policy, Registry registry, TaskStore store, EventStore audit,
+                 TaskFormat format, InstantSource clock, IdGenerator ids) {
+        this.graph = graph;
+        this.policy = policy;
+        this.registry = registry;
+        this.store = store;
+        this.audit = audit;
+        this.format = format;
+        this.clock = clock;
+        this.ids = ids;
+    }
+
+    /** Submits a task; the assignee receives a {@code task} envelope in the same transaction. */
+    public CreatedTask create(Principal caller, NewTask request) {
+        Node creator = Actor.node(graph, caller, "create tasks");
+        return switch (request.assignee()) {
+            case NewTask.Assignee.Existing existing -> {
+                Actor actor = Actor.of(caller, "task.create", clock.instant());
+                Optional<Node> assignee = graph.node(existing.id());
+                if (assignee.isEmpty()) {
+                    audit.audit(actor.deny(existing.id().value(), "assignee does not exist"));
+                    throw Registry.notFound(existing.id());
+                }
+                RuleInput.EnvelopeFacts facts = new RuleInput.EnvelopeFacts(KIND,
+                        RuleInput.EnvelopeFacts.utf8Length(request.title()), Map.of(), "");
+                yield switch (policy.decide(creator, assignee.get(), facts, actor.at())) {
+                    case AclDecision.Denied denied -> {
+                        audit.audit(actor.deny(existing.id().value(), denied));
+                        throw Actor.refusal(denied);
+                    }
+                    case AclDecision.Allowed allowed -> new CreatedTask(submit(actor, creator.id(), existing.id(), request,
+                            allowed.why(), allowed.policyVersion(), allowed.rule()), Optional.empty());
+                };
+            }
+            case NewTask.Assignee.Spawned spawned -> {
+                // Lineage and the depth policy are the registry's; the child reaches only its group.
+                CreatedNode child = registry.create(caller, new NewNode(spawned.id(), spawned.kind(), Optional.empty(),
+                        spawned.labels()));
+                try {
+                    Task task = submit(Actor.of(caller, "task.create", clock.instant()), creator.id(), spawned.id(),
+                            request, "spawned for the task", policy.version(), Optional.empty());
+                    yield new CreatedTask(task, Optional.of(child.token()));
+                } catch (RuntimeException e) {
+                    try {
+                        registry.delete(HUB, spawned.id()); // no task, so no reason for the child to exist
+                    } catch (RuntimeException cleanup) {
+                        e.addSuppressed(cleanup);
+                    }
+                    throw e;
+                }
+            }
+        };
+    }
+
+    /**
+     * Applies {@code event}: accept, update, complete and fail are the assignee's, cancel is
+     * the creator's. The other party receives the task as it now stands.
+     */
+    public Task apply(Principal caller, String taskId, TaskEvent event) {
+        Task task = find(taskId);
+        boolean byCreator = event instanceof TaskEvent.Cancel;
+        NodeId actorId = byCreator ? task.creator() : task.assignee();
+        if (!(caller instanceof Principal.Caller c) || !c.id().equals(actorId)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, byCreator
+                    ? "only the creator of task " + taskId + " may cancel it"
+                    : "only the assignee of task " + taskId + " may " + event.name() + " it");
+        }
+        if (event instanceof TaskEvent.Complete complete) {
+            complete.artifacts().forEach(Tasks::requireAbsolute);
+        }
+        NodeId notified = byCreator ? task.assignee() : task.creator();
+        Actor actor = Actor.of(caller, "task." + event.name(), clock.instant());
+        String version = policy.version();
+        Task changed = store.change(taskId, current -> {
+            Task next = current.after(event, actor.at());
+            Envelope notice = notice(next, event.envelopeKind(), format.view(next), notified,
+                    "task " + next.id() + " " + next.state().wire() + ": " + next.title(), version, Optional.empty());
+            return new TaskStore.TaskChange(next, notice, actor.allow(notified.value(),
+                    "task " + next.id() + " " + current.state().wire() + " -> " + next.state().wire(),
+                    Optional.of(notice.id()), version, Optional.empty()));
+        });
+        if (changed.ephemeral() && changed.state().terminal() && graph.node(changed.assignee()).isPresent()) {
+            retire(changed.assignee());
+        }
+        return changed;
+    }
+
+    /** The task, for its creator, its assignee or the admin. */
+    public Task show(Principal caller, String taskId) {
+        Task task = find(taskId);
+        boolean party = switch (caller) {
+            case Principal.Admin a -> true;
+            case Principal.Caller c -> c.id().equals(task.creator()) || c.id().equals(task.assignee());
+        };
+        if (!party) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "only the creator, the assignee or the admin may read task "
+                    + taskId);
+        }
+        return task;
+    }
+
+    /** The admin lists any tasks; a node only those it created or is assigned. */
+    public List<Task> list(Principal caller, TaskQuery query) {
+        return store.tasks(switch (caller) {
+            case Principal.Admin a -> query;
+            case Principal.Caller c -> new TaskQuery(Optional.of(c.id()), query.assignee(), query.state(), query.limit());
+        });
+    }
+
+    private Task submit(Actor actor, NodeId creator, NodeId assignee, NewTask request, String why,
+                        String policyVersion, Optional<String> rule) {
+        Task task = new Task(ids.next(), creator, assignee, request.title(), request.input(), TaskState.SUBMITTED,
+                request.ephemeral(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
+                actor.at(), actor.at());
+        Envelope notice = notice(task, KIND, format.assignment(task), assignee, task.title(), policyVersion, rule);
+        store.create(new TaskStore.TaskChange(task, notice, actor.allow(assignee.value(), "task " + task.id() + " ("
+                + why + ")", Optional.of(notice.id()), policyVersion, rule)));
+        return task;
+    }
+
+    /** An envelope about {@code task} to {@code to}, from the other party, correlated to the task. */
+    private Envelope notice(Task task, String kind, JsonText data, NodeId to, String text, String policyVersion,
+                            Optional<String> rule) {
+        NodeId from = to.equals(task.assignee()) ? task.creator() : task.assignee();
+        Payload payload = new Payload(Optional.of(text), Optional.of(data), Optional.of(task.id()), Optional.empty(),
+                Optional.empty(), Map.of());
+        return new Draft(from, kind, Route.TASK, Optional.empty(), payload).to(ids.next(), to, task.updatedAt(),
+                policyVersion, rule);
+    }
+
+    private void retire(NodeId assignee) {
+        try {
+            registry.delete(HUB, assignee);
+        } catch (ParleyException e) {
+            if (e.code() != ErrorCode.NODE_NOT_FOUND) { // deleted meanwhile: nothing left to do
+                throw e;
+            }
+        }
+    }
+
+    private Task find(String taskId) {
+        return store.task(taskId).orElseThrow(() -> notFound(taskId));
+    }
+
+    /** The refusal for an id that names no task. */
+    public static ParleyException notFound(String taskId) {
+        return new ParleyException(ErrorCode.TASK_NOT_FOUND, "task " + taskId + " does not exist");
+    }
+
+    private static void requireAbsolute(TaskEvent.Artifact artifact) {
+        try {
+            if (new URI(artifact.uri()).isAbsolute()) {
+                return;
+            }
+        } catch (URISyntaxException e) {
+            // refused below, with the contract's code
+        }
+        throw new ParleyException(ErrorCode.INVALID_REQUEST, "artifact uri must be an absolute URI: " + artifact.uri());
+    }
+}

@@ -1,0 +1,142 @@
+package dev.parley.server.push;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.server.it.HubFixture;
+import dev.parley.server.it.SseClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import static dev.parley.server.it.HubFixture.assertError;
+import static dev.parley.server.it.HubFixture.obj;
+import static dev.parley.server.it.HubFixture.uid;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RedeliveryAndReplyTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dir;
+
+    private static void setDelivery(HubFixture hub, String node, String json) {
+        var put = hub.request("PUT", "/v1/nodes/" + node + "/delivery", hub.admin(), json.getBytes(), Map.of());
+        assertEquals(200, put.status(), put::toString);
+    }
+
+    @Test
+    void aStreamReaderThatNeverAcksGetsTheSameEnvelopeAgainUntilItAcks() {
+        try (HubFixture hub = HubFixture.start(dir)) {
+            String lead = uid("lead");
+            String leadToken = hub.createNode(lead, null);
+            String worker = uid("worker");
+            String workerToken = hub.createNode(worker, lead);
+            setDelivery(hub, worker, "{\"redeliverAfterMs\":300,\"retry\":{\"maxAttempts\":5}}");
+            String id = hub.sendOk(leadToken, worker, "please ack").text("id");
+
+            try (SseClient stream = SseClient.open(hub, "/v1/inbox/stream", workerToken, null)) {
+                stream.expectReady(WAIT);
+                SseClient.Frame first = stream.nextEvent(WAIT);
+                assertEquals("1", first.id());
+                assertEquals(1, first.json().get("trace").get("attempt").asInt());
+                SseClient.Frame again = stream.nextEvent(WAIT);
+                assertEquals(id, again.json().get("id").asText(), "the same envelope comes again");
+                assertEquals(2, again.json().get("trace").get("attempt").asInt());
+                assertNull(again.id(), "a redelivery must not move the client's cursor");
+
+                assertEquals(200, hub.post(workerToken, "/v1/messages/" + id + "/ack", obj("status", "processed")).status());
+                long redeliveries = (long) hub.metric("parley_redeliveries_total");
+                hub.sendOk(leadToken, worker, "next one");
+                SseClient.Frame next = stream.nextEvent(WAIT);
+                assertEquals("2", next.id(), "after the ack the stream moves on: " + next.data());
+                assertEquals(redeliveries, (long) hub.metric("parley_redeliveries_total"), "no redelivery after the ack");
+            }
+            assertEquals("processed", hub.status(leadToken, id).text("state"));
+        }
+    }
+
+    @Test
+    void anEnvelopeNeverAckedIsDeadLetteredAfterTheLastDelivery() {
+        try (HubFixture hub = HubFixture.start(dir)) {
+            String lead = uid("lead");
+            String leadToken = hub.createNode(lead, null);
+            String worker = uid("worker");
+            String workerToken = hub.createNode(worker, lead);
+            setDelivery(hub, worker, "{\"redeliverAfterMs\":200,\"retry\":{\"maxAttempts\":2}}");
+            String id = hub.sendOk(leadToken, worker, "ignored").text("id");
+            try (SseClient stream = SseClient.open(hub, "/v1/inbox/stream", workerToken, null)) {
+                stream.expectReady(WAIT);
+                assertEquals(1, stream.nextEvent(WAIT).json().get("trace").get("attempt").asInt());
+                assertEquals(2, stream.nextEvent(WAIT).json().get("trace").get("attempt").asInt());
+                await().atMost(WAIT).until(() -> "dead_lettered".equals(hub.status(leadToken, id).text("state")));
+            }
+            assertTrue(hub.inbox(leadToken).stream().anyMatch(e -> e.get("kind").asText().equals("dead_letter")
+                    && e.get("corrId").asText().equals(id)));
+        }
+    }
+
+    @Test
+    void waitHoldsTheSendUntilTheReplyOrAnswers504() throws Exception {
+        try (HubFixture hub = HubFixture.start(dir)) {
+            String lead = uid("lead");
+            String leadToken = hub.createNode(lead, null);
+            String worker = uid("worker");
+            String workerToken = hub.createNode(worker, lead);
+
+            CompletableFuture<HubFixture.Resp> asking = CompletableFuture.supplyAsync(() ->
+                    hub.post(leadToken, "/v1/messages?wait=10000", obj("to", worker, "text", "2+2?", "requiresReply", true)));
+            JsonNode question = await().atMost(WAIT).until(() -> hub.inbox(workerToken).stream().findFirst(),
+                    Optional::isPresent).get();
+            assertEquals(202, hub.post(workerToken, "/v1/messages/" + question.get("id").asText() + "/reply",
+                    obj("text", "4")).status());
+            HubFixture.Resp answered = asking.get();
+            assertEquals(200, answered.status(), answered::toString);
+            assertEquals(question.get("id").asText(), answered.get("request").get("id").asText());
+            assertEquals("4", answered.get("reply").get("text").asText());
+            assertEquals(question.get("id").asText(), answered.get("reply").get("corrId").asText());
+
+            HubFixture.Resp silent = hub.post(leadToken, "/v1/messages?wait=300",
+                    obj("to", worker, "text", "anyone?", "requiresReply", true));
+            assertError(silent, 504, "reply_timeout");
+            assertEquals("accepted", hub.status(leadToken, silent.text("id")).text("state"), "the request stays accepted");
+
+            assertError(hub.post(leadToken, "/v1/messages?wait=300", obj("to", worker, "text", "x")), 400, "invalid_request");
+            assertError(hub.post(leadToken, "/v1/messages?wait=soon",
+                    obj("to", worker, "text", "x", "requiresReply", true)), 400, "invalid_request");
+        }
+    }
+
+    @Test
+    void aMissedReplyDeadlineRaisesAnIncidentToTheSender() {
+        try (HubFixture hub = HubFixture.start(dir)) {
+            String lead = uid("lead");
+            String leadToken = hub.createNode(lead, null);
+            String worker = uid("worker");
+            String workerToken = hub.createNode(worker, lead);
+            String late = hub.post(leadToken, "/v1/messages", obj("to", worker, "text", "quick!", "replyWithinMs", 300))
+                    .text("id");
+            String answered = hub.post(leadToken, "/v1/messages", obj("to", worker, "text", "also quick",
+                    "replyWithinMs", 1500)).text("id");
+            assertEquals(202, hub.post(workerToken, "/v1/messages/" + answered + "/reply", obj("text", "done")).status());
+
+            await().atMost(WAIT).until(() -> "incident".equals(hub.status(leadToken, late).text("state")));
+            JsonNode incident = hub.inbox(leadToken).stream().filter(e -> e.get("kind").asText().equals("incident"))
+                    .findFirst().orElseThrow();
+            assertEquals(late, incident.get("corrId").asText());
+            assertEquals("system", incident.get("trace").get("route").asText());
+            // past the second deadline, the replied request must still have raised nothing
+            await().during(Duration.ofMillis(1700)).atMost(WAIT).until(() -> hub.inbox(leadToken).stream()
+                    .filter(e -> e.get("kind").asText().equals("incident")).count() == 1);
+            assertEquals("replied", hub.status(leadToken, answered).text("state"));
+            assertError(hub.post(leadToken, "/v1/messages", obj("to", worker, "text", "x", "replyWithinMs", 0)),
+                    400, "invalid_request");
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package dev.parley.server.push;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.RetryPolicy;
+import dev.parley.server.it.HubFixture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static dev.parley.server.it.HubFixture.assertError;
+import static dev.parley.server.it.HubFixture.obj;
+import static dev.parley.server.it.HubFixture.uid;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class WebhookDeliveryTest {
+    private static final Pattern NEXT = Pattern.compile("next attempt in (\\d+) ms");
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    /** A lead and a worker child reached by webhook; returns {leadToken, workerId}. */
+    private static String[] leadAndWebhookWorker(HubFixture hub, String url, int maxAttempts, long baseMs, long capMs) {
+        String lead = uid("lead");
+        String leadToken = hub.createNode(lead, null);
+        String worker = uid("hooked");
+        hub.createNode(worker, lead);
+        var put = hub.request("PUT", "/v1/nodes/" + worker + "/delivery", hub.admin(), HubFixture.JSON.valueToTree(obj(
+                "webhook", obj("url", url, "secret", WebhookReceiver.SECRET),
+                "retry", obj("maxAttempts", maxAttempts, "baseMs", baseMs, "capMs", capMs))).toString().getBytes(), java.util.Map.of());
+        assertEquals(200, put.status(), put::toString);
+        assertEquals("********", put.get("webhook").get("secret").asText());
+        return new String[]{leadToken, worker};
+    }
+
+    @Test
+    void failingThenSucceedingEndpointGetsSignedAttemptsWithJitterWithinBounds() {
+        try (HubFixture hub = HubFixture.start(dir); WebhookReceiver receiver = new WebhookReceiver(n -> n <= 3 ? 500 : 204)) {
+            String[] pair = leadAndWebhookWorker(hub, receiver.url(), 6, 100, 400);
+            String id = hub.sendOk(pair[0], pair[1], "build it").text("id");
+
+            await().atMost(PATIENCE).until(() -> "delivered".equals(hub.status(pair[0], id).text("state")));
+            List<WebhookReceiver.Hit> hits = receiver.hits();
+            assertEquals(4, hits.size(), hits::toString);
+            for (int i = 0; i < hits.size(); i++) {
+                assertEquals(id, hits.get(i).eventId());
+                assertEquals(i + 1, hits.get(i).attempt());
+                assertTrue(hits.get(i).signed(), "bad signature on attempt " + (i + 1));
+                assertTrue(hits.get(i).body().contains("\"attempt\":" + (i + 1)), hits.get(i).body());
+            }
+            RetryPolicy policy = new RetryPolicy(6, 100, 400);
+            List<JsonNode> timeline = new java.util.ArrayList<>();
+            hub.status(pair[0], id).get("timeline").forEach(timeline::add);
+            List<JsonNode> retries = timeline.stream().filter(t -> t.get("state").asText().equals("retry_pending")).toList();
+            assertEquals(3, retries.size(), timeline::toString);
+            for (int attempt = 1; attempt <= 3; attempt++) {
+                Matcher next = NEXT.matcher(retries.get(attempt - 1).get("detail").asText());
+                assertTrue(next.find(), retries.get(attempt - 1).toString());
+                long delay = Long.parseLong(next.group(1));
+                assertTrue(delay >= 0 && delay <= policy.ceilingAfter(attempt),
+                        "attempt " + attempt + " delay " + delay + " beyond " + policy.ceilingAfter(attempt));
+                long gapMs = (hits.get(attempt).atNanos() - hits.get(attempt - 1).atNanos()) / 1_000_000;
+                assertTrue(gapMs + 50 >= delay, "attempt " + (attempt + 1) + " came " + gapMs + " ms after, before its " + delay + " ms");
+            }
+            assertTrue(hub.metric("parley_push_retries_total") >= 3);
+        }
+    }
+
+    @Test
+    void anEndpointThatNeverSucceedsDeadLettersNotifiesTheSenderAndCanBeRedriven() {
+        boolean[] healthy = {false};
+        try (HubFixture hub = HubFixture.start(dir);
+             WebhookReceiver receiver = new WebhookReceiver(n -> healthy[0] ? 200 : 503)) {
+            String[] pair = leadAndWebhookWorker(hub, receiver.url(), 3, 20, 50);
+            String id = hub.sendOk(pair[0], pair[1], "doomed").text("id");
+
+            await().atMost(PATIENCE).until(() -> "dead_lettered".equals(hub.status(pair[0], id).text("state")));
+            assertEquals(3, receiver.hits().size());
+            var notice = await().atMost(PATIENCE).until(() -> hub.inbox(pair[0]).stream()
+                    .filter(e -> e.get("kind").asText().equals("dead_letter")).findFirst(), java.util.Optional::isPresent).get();
+            assertEquals(id, notice.get("corrId").asText());
+            assertEquals("parley", notice.get("from").asText());
+
+            var list = hub.get(hub.admin(), "/v1/dead-letters?node=" + pair[1]);
+            assertEquals(1, list.items().size(), list::toString);
+            assertEquals(3, list.items().getFirst().get("attempts").asInt());
+            assertEquals(200, hub.get(hub.admin(), "/v1/dead-letters/" + id).status());
+            assertError(hub.get(pair[0], "/v1/dead-letters"), 403, "forbidden");
+
+            healthy[0] = true;
+            var redrive = hub.post(hub.admin(), "/v1/dead-letters/" + id + "/redrive", obj());
+            assertEquals(202, redrive.status(), redrive::toString);
+            await().atMost(PATIENCE).until(() -> "delivered".equals(hub.status(pair[0], id).text("state")));
+            assertEquals(1, receiver.hits().getLast().attempt(), "a redrive starts a fresh attempt cycle");
+            assertEquals(id, receiver.hits().getLast().eventId());
+            assertError(hub.get(hub.admin(), "/v1/dead-letters/" + id), 404, "dead_letter_not_found");
+            assertError(hub.post(hub.admin(), "/v1/dead-letters/" + id + "/redrive", obj()), 404, "dead_letter_not_found");
+        }
+    }
+
+    @Test
+    void aHangingEndpointDoesNotDelayOtherNodes() {
+        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMillis(500)));
+             WebhookReceiver hanging = new WebhookReceiver(n -> WebhookReceiver.HANG);
+             WebhookReceiver healthy = new WebhookReceiver(n -> 200)) {
+            String[] stuck = leadAndWebhookWorker(hub, hanging.url(), 5, 50, 100);
+            String[] fine = leadAndWebhookWorker(hub, healthy.url(), 5, 50, 100);
+            for (int i = 0; i < 40; i++) {
+                hub.sendOk(stuck[0], stuck[1], "into the void " + i);
+            }
+            long start = System.nanoTime();
+            for (int i = 0; i < 20; i++) {
+                hub.sendOk(fine[0], fine[1], "hello " + i);
+            }
+            await().atMost(Duration.ofSeconds(5)).until(() -> healthy.hits().size() == 20);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 3_000, "healthy deliveries took " + ms + " ms next to a hanging endpoint");
+            assertTrue(hanging.hits().size() <= 8 + 40, "in flight to one node is bounded");
+        }
+    }
+
+    @Test
+    void badDeliverySettingsAreRefusedAndChangeNothing() {
+        try (HubFixture hub = HubFixture.start(dir)) {
+            String lead = uid("lead");
+            String leadToken = hub.createNode(lead, null);
+            String other = uid("other");
+            hub.createNode(other, null);
+            String path = "/v1/nodes/" + lead + "/delivery";
+            for (String body : List.of("{\"webhook\":{\"url\":\"ftp://x/y\",\"secret\":\"0123456789abcdef\"}}",
+                    "{\"webhook\":{\"url\":\"http://127.0.0.1/h\",\"secret\":\"short\"}}",
+                    "{\"webhook\":{\"url\":\"not a url\",\"secret\":\"0123456789abcdef\"}}",
+                    "{\"retry\":{\"maxAttempts\":0}}", "{\"retry\":{\"baseMs\":\"fast\"}}",
+                    "{\"redeliverAfterMs\":5}", "{\"webhook\":\"http://x\"}")) {
+                assertError(hub.request("PUT", path, leadToken, body.getBytes(), java.util.Map.of()), 400, "invalid_request");
+            }
+            assertError(hub.request("PUT", "/v1/nodes/" + other + "/delivery", leadToken,
+                    "{}".getBytes(), java.util.Map.of()), 403, "forbidden");
+            var read = hub.get(leadToken, path);
+            assertEquals(200, read.status());
+            assertTrue(read.get("webhook").isNull(), "refused settings must not stick: " + read);
+            assertEquals(15, read.get("retry").get("maxAttempts").asInt());
+            assertError(hub.get(hub.admin(), "/v1/dead-letters/01a20167-0000-7000-8000-000000000000"), 404,
+                    "dead_letter_not_found");
+        }
+    }
+
+    @Test
+    void aRestartInTheMiddleOfTheBackoffResumesTheSchedule() {
+        int[] answer = {503};
+        WebhookReceiver receiver = new WebhookReceiver(n -> answer[0]);
+        try (receiver) {
+            HubFixture hub = HubFixture.start(dir);
+            String[] pair = leadAndWebhookWorker(hub, receiver.url(), 10, 1_500, 1_500);
+            String id = hub.sendOk(pair[0], pair[1], "survive the restart").text("id");
+            await().atMost(PATIENCE).until(() -> "retry_pending".equals(hub.status(pair[0], id).text("state")));
+            hub.close();
+            int before = receiver.hits().size();
+            answer[0] = 200;
+
+            try (HubFixture again = HubFixture.start(dir)) {
+                await().atMost(PATIENCE).until(() -> "delivered".equals(again.status(again.admin(), id).text("state")));
+                List<WebhookReceiver.Hit> hits = receiver.hits();
+                assertEquals(before + 1, hits.size(), "exactly one more attempt after the restart: " + hits);
+                assertEquals(before + 1, hits.getLast().attempt(), "attempt numbers continue, none doubled");
+            }
+        }
+    }
+}

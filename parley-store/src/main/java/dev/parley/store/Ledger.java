@@ -1,0 +1,206 @@
+package dev.parley.store;
+
+import dev.parley.core.AuditEntry;
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
+import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Transition;
+
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The writes every part of the store shares, run inside a writer job: appending an
+ * envelope to an inbox, moving an envelope through the state machine, the audit log.
+ */
+final class Ledger {
+    /**
+     * The states a delivery moves on from, taken from the state machine so that the SQL
+     * below cannot disagree with it.
+     */
+    private static final String DELIVERABLE_STATES = Arrays.stream(DeliveryState.values())
+            .filter(s -> s.on(new DeliveryEvent.Delivered("stream")) instanceof Transition.Moved)
+            .map(s -> "'" + s.wire() + "'")
+            .collect(Collectors.joining(", "));
+
+    /** States after which nothing more is owed to an envelope: its scheduled work is dropped. */
+    private static final Set<DeliveryState> SETTLED = EnumSet.of(DeliveryState.PROCESSED, DeliveryState.REPLIED,
+            DeliveryState.FAILED, DeliveryState.DEAD_LETTERED);
+
+    private Ledger() {
+    }
+
+    static boolean settled(DeliveryState state) {
+        return SETTLED.contains(state);
+    }
+
+    /**
+     * Marks envelopes delivered (first delivery, or again after a redelivery) and, with
+     * {@code redeliverAfter}, schedules the check that they were acked in time.
+     */
+    static void markDelivered(Statements statements, List<Envelope> delivered, Instant at,
+                              Optional<Duration> redeliverAfter) throws SQLException {
+        var update = statements.get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
+                + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
+        for (Envelope envelope : delivered) {
+            update.setLong(1, at.toEpochMilli());
+            update.setString(2, envelope.id());
+            update.addBatch();
+        }
+        int[] counts = update.executeBatch();
+        if (redeliverAfter.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < counts.length; i++) {
+            if (counts[i] == 1) {
+                Envelope envelope = delivered.get(i);
+                schedule(statements, envelope.id(), DeliveryStore.Purpose.REDELIVER, at.plus(redeliverAfter.get()),
+                        envelope.trace().attempt() + 1);
+            }
+        }
+    }
+
+    /**
+     * Appends {@code draft} to its inbox with the next seq; it is announced after the commit.
+     * A target reached by webhook gets its first push scheduled in the same transaction, so
+     * every path into an inbox (sends, replies, topics, tasks, notices) is pushed alike.
+     */
+    static Envelope append(Writer.Tx tx, Envelope draft) throws SQLException {
+        Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
+        insertEnvelope(tx.statements(), envelope);
+        var push = tx.statements().get("INSERT INTO schedule (envelope_id, purpose, due_at, attempt) SELECT ?, 'push', ?, 1"
+                + " FROM delivery_policies WHERE node_id = ? AND webhook_url IS NOT NULL");
+        push.setString(1, envelope.id());
+        push.setLong(2, envelope.createdAt().toEpochMilli());
+        push.setString(3, envelope.to().value());
+        push.executeUpdate();
+        tx.announce(envelope);
+        return envelope;
+    }
+
+    /** Sets (or moves) one piece of scheduled work. */
+    static void schedule(Statements s, String envelopeId, DeliveryStore.Purpose purpose, Instant due, int attempt)
+            throws SQLException {
+        var insert = s.get("INSERT OR REPLACE INTO schedule (envelope_id, purpose, due_at, attempt) VALUES (?, ?, ?, ?)");
+        insert.setString(1, envelopeId);
+        insert.setString(2, purpose.name().toLowerCase(java.util.Locale.ROOT));
+        insert.setLong(3, due.toEpochMilli());
+        insert.setInt(4, attempt);
+        insert.executeUpdate();
+    }
+
+    static void unschedule(Statements s, String envelopeId, DeliveryStore.Purpose purpose) throws SQLException {
+        var delete = s.get("DELETE FROM schedule WHERE envelope_id = ? AND purpose = ?");
+        delete.setString(1, envelopeId);
+        delete.setString(2, purpose.name().toLowerCase(java.util.Locale.ROOT));
+        delete.executeUpdate();
+    }
+
+    static Optional<Envelope> byMessageId(Statements s, Envelope draft) throws SQLException {
+        var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE from_node = ? AND message_id = ?");
+        select.setString(1, draft.from().value());
+        select.setString(2, draft.messageId().orElseThrow());
+        try (var rs = select.executeQuery()) {
+            return rs.next() ? Optional.of(Rows.envelope(rs)) : Optional.empty();
+        }
+    }
+
+    /**
+     * Reads the envelope's state, asks the state machine, and writes the move. With
+     * {@code refuseThrows}, a refused move aborts the whole job (used when it is part of a
+     * larger change that must not happen half).
+     */
+    static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at,
+                                         boolean refuseThrows) throws SQLException {
+        var select = s.get("SELECT state FROM envelopes WHERE id = ?");
+        select.setString(1, envelopeId);
+        DeliveryState current;
+        try (var rs = select.executeQuery()) {
+            if (!rs.next()) {
+                throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + envelopeId + " does not exist");
+            }
+            current = DeliveryState.parse(rs.getString(1));
+        }
+        Transition transition = current.on(event);
+        switch (transition) {
+            case Transition.Moved moved -> {
+                var update = s.get("UPDATE envelopes SET state = ? WHERE id = ?");
+                update.setString(1, moved.to().wire());
+                update.setString(2, envelopeId);
+                update.executeUpdate();
+                insertTimeline(s, envelopeId, moved.to(), at, event.detail());
+                if (SETTLED.contains(moved.to())) {
+                    var forget = s.get("DELETE FROM schedule WHERE envelope_id = ?");
+                    forget.setString(1, envelopeId);
+                    forget.executeUpdate();
+                }
+            }
+            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, event.detail());
+            case Transition.Refused refused -> {
+                if (refuseThrows) {
+                    throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
+                }
+            }
+        }
+        return transition;
+    }
+
+    static void insertTimeline(Statements s, String envelopeId, DeliveryState state, Instant at, String detail)
+            throws SQLException {
+        var insert = s.get("INSERT INTO timeline (envelope_id, at, state, detail) VALUES (?, ?, ?, ?)");
+        insert.setString(1, envelopeId);
+        insert.setLong(2, at.toEpochMilli());
+        insert.setString(3, state.wire());
+        insert.setString(4, detail);
+        insert.executeUpdate();
+    }
+
+    static void insertEnvelope(Statements s, Envelope e) throws SQLException {
+        PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
+                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
+        insert.setString(1, e.id());
+        insert.setLong(2, e.seq());
+        insert.setString(3, e.from().value());
+        insert.setString(4, e.to().value());
+        insert.setString(5, e.kind());
+        Rows.setNullable(insert, 6, e.text());
+        Rows.setNullable(insert, 7, e.data().map(d -> d.json()));
+        Rows.setNullable(insert, 8, e.corrId());
+        Rows.setNullable(insert, 9, e.threadId());
+        Rows.setNullable(insert, 10, e.messageId());
+        insert.setString(11, Rows.json(e.meta()));
+        insert.setLong(12, e.createdAt().toEpochMilli());
+        insert.setInt(13, e.trace().attempt());
+        insert.setString(14, e.trace().route().wire());
+        insert.setString(15, e.trace().policyVersion());
+        Rows.setNullable(insert, 16, e.topic());
+        Rows.setNullable(insert, 17, e.trace().rule());
+        insert.executeUpdate();
+    }
+
+    static void insertAudit(Statements s, AuditEntry a) throws SQLException {
+        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version,"
+                + " rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.setLong(1, a.at().toEpochMilli());
+        insert.setString(2, a.actor());
+        insert.setString(3, a.action());
+        insert.setString(4, a.target());
+        insert.setString(5, a.decision().wire());
+        insert.setString(6, a.reason());
+        Rows.setNullable(insert, 7, a.envelopeId());
+        insert.setString(8, a.policyVersion());
+        Rows.setNullable(insert, 9, a.rule());
+        insert.executeUpdate();
+    }
+}

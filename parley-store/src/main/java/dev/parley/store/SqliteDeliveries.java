@@ -1,0 +1,323 @@
+package dev.parley.store;
+
+import dev.parley.core.AuditEntry;
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.DeliveryPolicy;
+import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
+import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.RetryPolicy;
+import dev.parley.core.Sealer;
+import dev.parley.core.Transition;
+import dev.parley.core.Webhook;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/** Delivery policies, the persisted schedule and the dead-letter queue, on the hub's SQLite file. */
+public final class SqliteDeliveries implements DeliveryStore {
+    private final Writer writer;
+    private final ReadPool readers;
+    private final Sealer sealer;
+
+    SqliteDeliveries(Writer writer, ReadPool readers, Sealer sealer) {
+        this.writer = writer;
+        this.readers = readers;
+        this.sealer = sealer;
+    }
+
+    @Override
+    public Map<NodeId, DeliveryPolicy> policies() {
+        return readers.read(s -> {
+            Map<NodeId, DeliveryPolicy> out = new HashMap<>();
+            try (var rs = s.get("SELECT node_id, webhook_url, webhook_secret, max_attempts, base_ms, cap_ms,"
+                    + " redeliver_after_ms FROM delivery_policies").executeQuery()) {
+                while (rs.next()) {
+                    String url = rs.getString(2);
+                    Optional<Webhook> webhook = url == null ? Optional.empty()
+                            : Optional.of(Webhook.of(url, sealer.open(rs.getString(3))));
+                    long redeliver = rs.getLong(7);
+                    Optional<Duration> redeliverAfter = rs.wasNull() ? Optional.empty() : Optional.of(Duration.ofMillis(redeliver));
+                    out.put(new NodeId(rs.getString(1)), new DeliveryPolicy(webhook,
+                            new RetryPolicy(rs.getInt(4), rs.getLong(5), rs.getLong(6)), redeliverAfter));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public void putPolicy(NodeId node, DeliveryPolicy policy, AuditEntry audit) {
+        writer.submit(tx -> {
+            var upsert = tx.statements().get("INSERT OR REPLACE INTO delivery_policies (node_id, webhook_url,"
+                    + " webhook_secret, max_attempts, base_ms, cap_ms, redeliver_after_ms, updated_at)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+            upsert.setString(1, node.value());
+            Rows.setNullable(upsert, 2, policy.webhook().map(w -> w.url().toString()));
+            Rows.setNullable(upsert, 3, policy.webhook().map(w -> sealer.seal(w.secret())));
+            upsert.setInt(4, policy.retry().maxAttempts());
+            upsert.setLong(5, policy.retry().baseMs());
+            upsert.setLong(6, policy.retry().capMs());
+            if (policy.redeliverAfter().isPresent()) {
+                upsert.setLong(7, policy.redeliverAfter().get().toMillis());
+            } else {
+                upsert.setNull(7, Types.INTEGER);
+            }
+            upsert.setLong(8, audit.at().toEpochMilli());
+            upsert.executeUpdate();
+            Ledger.insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public List<Due> due(Instant now, int limit) {
+        return readers.read(s -> {
+            var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"
+                    + " JOIN envelopes e ON e.id = w.envelope_id WHERE w.due_at <= ? ORDER BY w.due_at LIMIT ?");
+            select.setLong(1, now.toEpochMilli());
+            select.setInt(2, limit);
+            List<Due> out = new ArrayList<>();
+            try (ResultSet rs = select.executeQuery()) {
+                while (rs.next()) {
+                    int next = Rows.AFTER_ENVELOPE;
+                    out.add(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(next)),
+                            Purpose.valueOf(rs.getString(next + 1).toUpperCase(Locale.ROOT)), rs.getInt(next + 2),
+                            Instant.ofEpochMilli(rs.getLong(next + 3))));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter) {
+        writer.submit(tx -> {
+            Ledger.unschedule(tx.statements(), envelope.id(), Purpose.PUSH);
+            Ledger.markDelivered(tx.statements(), List.of(envelope), at, redeliverAfter);
+            return null;
+        });
+    }
+
+    @Override
+    public void pushFailed(Envelope envelope, DeliveryEvent.PushFailed event, Instant at, Instant retryAt) {
+        writer.submit(tx -> {
+            if (Ledger.settled(current(tx.statements(), envelope.id()))) {
+                Ledger.unschedule(tx.statements(), envelope.id(), Purpose.PUSH);
+                return null;
+            }
+            Ledger.applyEvent(tx.statements(), envelope.id(), event, at, false);
+            Ledger.schedule(tx.statements(), envelope.id(), Purpose.PUSH, retryAt, event.attempt() + 1);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<Envelope> redeliver(String envelopeId, int attempt, Instant at, String why) {
+        return writer.submit(tx -> {
+            var s = tx.statements();
+            if (Ledger.settled(current(s, envelopeId))) {
+                Ledger.unschedule(s, envelopeId, Purpose.REDELIVER);
+                return Optional.empty();
+            }
+            // The envelope row keeps only the latest delivery; the earlier one moves to the timeline.
+            var earlier = s.get("INSERT INTO timeline (envelope_id, at, state, detail) SELECT id, delivered_at,"
+                    + " 'delivered', 'attempt ' || attempt FROM envelopes WHERE id = ? AND delivered_at IS NOT NULL");
+            earlier.setString(1, envelopeId);
+            earlier.executeUpdate();
+            var update = s.get("UPDATE envelopes SET attempt = ?, delivered_at = NULL WHERE id = ?");
+            update.setInt(1, attempt);
+            update.setString(2, envelopeId);
+            update.executeUpdate();
+            Ledger.unschedule(s, envelopeId, Purpose.REDELIVER);
+            Ledger.insertTimeline(s, envelopeId, current(s, envelopeId), at, why + "; redelivering as attempt " + attempt);
+            var push = s.get("INSERT OR REPLACE INTO schedule (envelope_id, purpose, due_at, attempt)"
+                    + " SELECT e.id, 'push', ?, ? FROM envelopes e JOIN delivery_policies p ON p.node_id = e.to_node"
+                    + " WHERE e.id = ? AND p.webhook_url IS NOT NULL");
+            push.setLong(1, at.toEpochMilli());
+            push.setInt(2, attempt);
+            push.setString(3, envelopeId);
+            push.executeUpdate();
+            return Optional.of(envelope(s, envelopeId));
+        });
+    }
+
+    @Override
+    public void deadLetter(String envelopeId, String reason, int attempts, Instant at, Optional<Envelope> notice) {
+        writer.submit(tx -> {
+            Transition transition = Ledger.applyEvent(tx.statements(), envelopeId, new DeliveryEvent.DeadLettered(reason),
+                    at, false);
+            if (!(transition instanceof Transition.Moved)) {
+                return null; // settled meanwhile (acked, or already dead)
+            }
+            var insert = tx.statements().get("INSERT OR REPLACE INTO dead_letters (envelope_id, node, reason, attempts, at)"
+                    + " SELECT id, to_node, ?, ?, ? FROM envelopes WHERE id = ?");
+            insert.setString(1, reason);
+            insert.setInt(2, attempts);
+            insert.setLong(3, at.toEpochMilli());
+            insert.setString(4, envelopeId);
+            insert.executeUpdate();
+            if (notice.isPresent()) {
+                Ledger.append(tx, notice.get());
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public void deadlineMissed(String envelopeId, long withinMs, Instant at, Envelope notice) {
+        writer.submit(tx -> {
+            Ledger.unschedule(tx.statements(), envelopeId, Purpose.DEADLINE);
+            DeliveryState state = current(tx.statements(), envelopeId);
+            if (state == DeliveryState.REPLIED || state == DeliveryState.PROCESSED) {
+                return null;
+            }
+            Ledger.applyEvent(tx.statements(), envelopeId, new DeliveryEvent.SlaMissed(withinMs), at, false);
+            Ledger.append(tx, notice);
+            return null;
+        });
+    }
+
+    @Override
+    public void forget(String envelopeId, Purpose purpose) {
+        writer.submit(tx -> {
+            Ledger.unschedule(tx.statements(), envelopeId, purpose);
+            return null;
+        });
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(Optional<NodeId> node, int limit) {
+        return readers.read(s -> {
+            var select = s.get(deadLetterQuery() + " WHERE (? IS NULL OR d.node = ?) ORDER BY d.at DESC LIMIT ?");
+            String filter = node.map(NodeId::value).orElse(null);
+            select.setString(1, filter);
+            select.setString(2, filter);
+            select.setInt(3, limit);
+            return deadLetters(select.executeQuery());
+        });
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(String envelopeId) {
+        return readers.read(s -> {
+            var select = s.get(deadLetterQuery() + " WHERE d.envelope_id = ?");
+            select.setString(1, envelopeId);
+            return deadLetters(select.executeQuery()).stream().findFirst();
+        });
+    }
+
+    @Override
+    public Envelope redrive(String envelopeId, Instant at, AuditEntry audit) {
+        return writer.submit(tx -> {
+            var s = tx.statements();
+            if (!removeDeadLetter(s, envelopeId)) {
+                throw notFound(envelopeId);
+            }
+            Transition transition = Ledger.applyEvent(s, envelopeId, new DeliveryEvent.Redriven(audit.actor()), at, false);
+            if (transition instanceof Transition.Refused refused) {
+                throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
+            }
+            var reset = s.get("UPDATE envelopes SET attempt = 1, delivered_at = NULL WHERE id = ?");
+            reset.setString(1, envelopeId);
+            reset.executeUpdate();
+            var push = s.get("INSERT OR REPLACE INTO schedule (envelope_id, purpose, due_at, attempt)"
+                    + " SELECT e.id, 'push', ?, 1 FROM envelopes e JOIN delivery_policies p ON p.node_id = e.to_node"
+                    + " WHERE e.id = ? AND p.webhook_url IS NOT NULL");
+            push.setLong(1, at.toEpochMilli());
+            push.setString(2, envelopeId);
+            push.executeUpdate();
+            Ledger.insertAudit(s, audit);
+            return envelope(s, envelopeId);
+        });
+    }
+
+    @Override
+    public void drop(String envelopeId, Instant at, AuditEntry audit) {
+        writer.submit(tx -> {
+            if (!removeDeadLetter(tx.statements(), envelopeId)) {
+                throw notFound(envelopeId);
+            }
+            Ledger.insertTimeline(tx.statements(), envelopeId, DeliveryState.DEAD_LETTERED, at,
+                    "dropped from the dead-letter queue by " + audit.actor());
+            Ledger.insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<Envelope> replyTo(String requestId) {
+        return readers.read(s -> {
+            var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE corr_id = ? AND kind = 'reply'"
+                    + " ORDER BY pos LIMIT 1");
+            select.setString(1, requestId);
+            try (ResultSet rs = select.executeQuery()) {
+                return rs.next() ? Optional.of(Rows.envelope(rs)) : Optional.empty();
+            }
+        });
+    }
+
+    private static boolean removeDeadLetter(Statements s, String envelopeId) throws SQLException {
+        var delete = s.get("DELETE FROM dead_letters WHERE envelope_id = ?");
+        delete.setString(1, envelopeId);
+        return delete.executeUpdate() == 1;
+    }
+
+    private static DeliveryState current(Statements s, String envelopeId) throws SQLException {
+        var select = s.get("SELECT state FROM envelopes WHERE id = ?");
+        select.setString(1, envelopeId);
+        try (ResultSet rs = select.executeQuery()) {
+            if (!rs.next()) {
+                throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + envelopeId + " does not exist");
+            }
+            return DeliveryState.parse(rs.getString(1));
+        }
+    }
+
+    private static Envelope envelope(Statements s, String envelopeId) throws SQLException {
+        var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE id = ?");
+        select.setString(1, envelopeId);
+        try (ResultSet rs = select.executeQuery()) {
+            rs.next();
+            return Rows.envelope(rs);
+        }
+    }
+
+    private static String deadLetterQuery() {
+        return "SELECT " + prefixed() + ", d.reason, d.attempts, d.at FROM dead_letters d JOIN envelopes e"
+                + " ON e.id = d.envelope_id";
+    }
+
+    private static List<DeadLetter> deadLetters(ResultSet rs) throws SQLException {
+        try (rs) {
+            List<DeadLetter> out = new ArrayList<>();
+            while (rs.next()) {
+                int next = Rows.AFTER_ENVELOPE;
+                out.add(new DeadLetter(Rows.envelope(rs), rs.getString(next), rs.getInt(next + 1),
+                        Instant.ofEpochMilli(rs.getLong(next + 2))));
+            }
+            return out;
+        }
+    }
+
+    /** The envelope columns qualified with the {@code e.} alias, in {@link Rows#ENVELOPE_COLUMNS} order. */
+    private static String prefixed() {
+        return "e." + Rows.ENVELOPE_COLUMNS.replace(", ", ", e.");
+    }
+
+    private static ParleyException notFound(String envelopeId) {
+        return new ParleyException(ErrorCode.DEAD_LETTER_NOT_FOUND, "no dead letter " + envelopeId);
+    }
+}
