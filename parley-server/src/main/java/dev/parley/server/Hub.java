@@ -19,6 +19,7 @@ import dev.parley.core.Topics;
 import dev.parley.core.UuidV7;
 import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteStore;
+import io.helidon.common.socket.SocketOptions;
 import io.helidon.webserver.WebServer;
 
 import java.io.IOException;
@@ -153,6 +154,8 @@ public final class Hub implements AutoCloseable {
                     .host(config.host())
                     .port(config.port())
                     .shutdownHook(false)
+                    // SSE frames are small and must leave at once; Nagle would hold them back.
+                    .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
                     // Our own limit answers 413 with the contract's body; this is only a backstop.
                     .maxPayloadSize(Math.max(config.maxBodyBytes() * 4, 1 << 20))
                     .directHandlers(TransportErrors.handlers()) // issue 4: refused before routing, still a contract body

@@ -54,9 +54,14 @@ public final class SqliteStore implements EventStore {
     private final Writer writer;
     private final ReadPool readers;
 
-    private SqliteStore(Writer writer, ReadPool readers) {
+    private final Checkpointer checkpointer;
+    private final DeliveryMarks marks;
+
+    private SqliteStore(Writer writer, ReadPool readers, Checkpointer checkpointer) {
         this.writer = writer;
         this.readers = readers;
+        this.checkpointer = checkpointer;
+        this.marks = new DeliveryMarks(writer);
     }
 
     /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
@@ -68,9 +73,10 @@ public final class SqliteStore implements EventStore {
         }
         Path file = dataDir.resolve(FILE_NAME);
         try {
-            Statements writeConnection = new Statements(Connections.open(file, true));
+            Statements writeConnection = new Statements(Connections.open(file, Connections.Role.WRITER));
             Migrations.apply(writeConnection.connection());
-            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS));
+            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS),
+                    new Checkpointer(file));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
@@ -262,10 +268,7 @@ public final class SqliteStore implements EventStore {
         if (delivered.isEmpty()) {
             return;
         }
-        writer.enqueue(tx -> {
-            Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter);
-            return null;
-        });
+        marks.add(delivered, at, redeliverAfter);
     }
 
     @Override
@@ -417,6 +420,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public void close() {
         writer.close();
+        checkpointer.close();
         readers.close();
     }
 
