@@ -61,6 +61,14 @@ final class HubException extends RuntimeException {
         return new HubException("bad_answer", what, ExitStatus.HUB_FAILURE, false, MissingNode.getInstance(), null);
     }
 
+    /**
+     * A failure on this side of the wire, before or after the requests (a key file that
+     * cannot be read or written): reported like the hub's refusals, exit {@link ExitStatus#REFUSED}.
+     */
+    static HubException local(String code, String message, Throwable cause) {
+        return new HubException(code, message, ExitStatus.REFUSED, false, MissingNode.getInstance(), cause);
+    }
+
     /** Caught before any request: every route but /healthz needs a bearer token. */
     static HubException noToken() {
         return new HubException("unauthorized", "no token: set PARLEY_TOKEN or pass --token",
