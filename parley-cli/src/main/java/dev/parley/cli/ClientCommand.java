@@ -26,11 +26,14 @@ abstract class ClientCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** What the command ends with when every request succeeded; see {@link #exitWith(int)}. */
+    private int status = ExitStatus.OK;
+
     @Override
     public final Integer call() {
-        try (HubClient client = hub.connect()) {
+        try (HubClient client = hub.connect(authenticated())) {
             execute(client);
-            return ExitStatus.OK;
+            return status;
         } catch (HubException e) {
             err().println("parley: " + e.code() + ": " + e.getMessage());
             return e.exitStatus();
@@ -45,6 +48,19 @@ abstract class ClientCommand implements Callable<Integer> {
 
     /** Does the request(s) and prints the outcome; a failed request throws {@link HubException}. */
     protected abstract void execute(HubClient client) throws InterruptedException;
+
+    /** Whether the command acts as the holder of {@code --token}; false only for the admission handshake. */
+    protected boolean authenticated() {
+        return true;
+    }
+
+    /**
+     * Ends the command with {@code exitStatus} although every request succeeded: an answer
+     * that is itself a verdict scripts test for (a policy check that says deny).
+     */
+    protected final void exitWith(int exitStatus) {
+        this.status = exitStatus;
+    }
 
     protected final PrintWriter out() {
         return spec.commandLine().getOut();

@@ -17,9 +17,16 @@ final class ExitStatus {
     static final int NOT_FOUND = 6;
     static final int CONFLICT = 7;
     static final int HUB_FAILURE = 8;
+    /** {@code parley ask}: no reply came within {@code --timeout} (the hub's 504 {@code reply_timeout}). */
+    static final int NO_REPLY = 9;
     static final int INTERRUPTED = 130;
 
     private ExitStatus() {
+    }
+
+    /** The status for a hub error answer: its code where one has its own status, else its HTTP status. */
+    static int forError(int status, String code) {
+        return "reply_timeout".equals(code) ? NO_REPLY : forHttpStatus(status);
     }
 
     static int forHttpStatus(int status) {

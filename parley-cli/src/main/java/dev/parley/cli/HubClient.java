@@ -5,8 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -14,6 +16,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.StringJoiner;
+import java.util.function.Consumer;
 
 /**
  * The hub's HTTP API as the commands need it: JSON in, JSON out, and every failure turned
@@ -28,12 +32,14 @@ final class HubClient implements AutoCloseable {
     private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(60);
 
     private final URI hub;
+    /** The Authorization header, or null for the routes that take none (the admission handshake). */
     private final String bearer;
     private final HttpClient http;
 
+    /** A client acting as the holder of {@code token}; a null token sends no Authorization header. */
     HubClient(URI hub, String token) {
         this.hub = hub;
-        this.bearer = "Bearer " + token;
+        this.bearer = token == null ? null : "Bearer " + token;
         // HTTP/1.1 explicitly: the hub speaks it, and this avoids the h2c upgrade dance.
         this.http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
@@ -46,19 +52,44 @@ final class HubClient implements AutoCloseable {
         return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
+    /**
+     * {@code path} with a query string of the given name/value pairs, values encoded; pairs
+     * whose value is null are left out, so optional filters can be passed as they are.
+     */
+    static String query(String path, Object... namesAndValues) {
+        StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
+        for (int i = 0; i + 1 < namesAndValues.length; i += 2) {
+            if (namesAndValues[i + 1] != null) {
+                query.add(namesAndValues[i] + "=" + segment(namesAndValues[i + 1].toString()));
+            }
+        }
+        return path + query;
+    }
+
     JsonNode get(String path) throws InterruptedException {
-        return exchange(request(path).GET());
+        return exchange(request(path).GET(), Duration.ZERO);
     }
 
     JsonNode post(String path, JsonNode body) throws InterruptedException {
-        return exchange(request(path)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8)));
+        return post(path, body, Duration.ZERO);
+    }
+
+    /**
+     * Posts to a route that holds the call open for up to {@code hold} before answering
+     * ({@code ?wait=}), so the answer is awaited that much longer than a plain call's.
+     */
+    JsonNode post(String path, JsonNode body, Duration hold) throws InterruptedException {
+        return exchange(request(path, "POST", body), hold);
+    }
+
+    /** Replaces a resource; the hub answers with its new state. */
+    JsonNode put(String path, JsonNode body) throws InterruptedException {
+        return exchange(request(path, "PUT", body), Duration.ZERO);
     }
 
     /** Deletes; the hub answers 204, so the result is a JSON null. */
     JsonNode delete(String path) throws InterruptedException {
-        return exchange(request(path).DELETE());
+        return exchange(request(path).DELETE(), Duration.ZERO);
     }
 
     /**
@@ -83,18 +114,49 @@ final class HubClient implements AutoCloseable {
         return new EventStream(response.body());
     }
 
+    /**
+     * Reads a JSON Lines answer ({@code format=jsonl}) as it arrives, handing each non-blank
+     * line to {@code each}; nothing is buffered, so an export of any size streams through.
+     */
+    void lines(String path, Consumer<String> each) throws InterruptedException {
+        HttpRequest request = request(path).setHeader("Accept", "application/x-ndjson").GET()
+                .timeout(ANSWER_TIMEOUT).build();
+        HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream());
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            if (response.statusCode() / 100 != 2) {
+                StringBuilder body = new StringBuilder();
+                lines.lines().forEach(body::append);
+                throw HubException.answered(response.statusCode(), body.toString());
+            }
+            for (String line; (line = lines.readLine()) != null; ) {
+                if (!line.isBlank()) {
+                    each.accept(line);
+                }
+            }
+        } catch (IOException e) {
+            throw HubException.unreachable(hub, e);
+        }
+    }
+
     private HttpRequest.Builder request(String path) {
         String base = hub.toString();
         if (base.endsWith("/")) {
             base = base.substring(0, base.length() - 1);
         }
-        return HttpRequest.newBuilder(URI.create(base + path))
-                .header("Authorization", bearer)
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
                 .header("Accept", "application/json");
+        return bearer == null ? request : request.header("Authorization", bearer);
     }
 
-    private JsonNode exchange(HttpRequest.Builder request) throws InterruptedException {
-        HttpResponse<String> response = send(request.timeout(ANSWER_TIMEOUT).build(),
+    /** A request carrying {@code body} as JSON. */
+    private HttpRequest.Builder request(String path, String method, JsonNode body) {
+        return request(path)
+                .header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
+    }
+
+    private JsonNode exchange(HttpRequest.Builder request, Duration hold) throws InterruptedException {
+        HttpResponse<String> response = send(request.timeout(ANSWER_TIMEOUT.plus(hold)).build(),
                 HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         String body = response.body();
         if (response.statusCode() / 100 != 2) {

@@ -42,7 +42,7 @@ final class HubException extends RuntimeException {
         if (!reason.isEmpty() && !message.contains(reason)) {
             message += " (" + reason + ")";
         }
-        return new HubException(code, message, ExitStatus.forHttpStatus(status), status >= 500, body, null);
+        return new HubException(code, message, ExitStatus.forError(status, code), status >= 500, body, null);
     }
 
     /** No answer at all: refused, timed out, reset. Worth retrying for a follower. */
@@ -61,10 +61,23 @@ final class HubException extends RuntimeException {
         return new HubException("bad_answer", what, ExitStatus.HUB_FAILURE, false, MissingNode.getInstance(), null);
     }
 
+    /**
+     * A failure on this side of the wire, before or after the requests (a key file that
+     * cannot be read or written): reported like the hub's refusals, exit {@link ExitStatus#REFUSED}.
+     */
+    static HubException local(String code, String message, Throwable cause) {
+        return new HubException(code, message, ExitStatus.REFUSED, false, MissingNode.getInstance(), cause);
+    }
+
     /** Caught before any request: every route but /healthz needs a bearer token. */
     static HubException noToken() {
         return new HubException("unauthorized", "no token: set PARLEY_TOKEN or pass --token",
                 ExitStatus.UNAUTHORIZED, false, MissingNode.getInstance(), null);
+    }
+
+    /** The same failure, its message followed by {@code (detail)}: what only the command knows to add. */
+    HubException withDetail(String detail) {
+        return new HubException(code, getMessage() + " (" + detail + ")", exitStatus, retryable, body, getCause());
     }
 
     /** The contract's error code, e.g. {@code acl_denied}, or {@code unreachable}. */

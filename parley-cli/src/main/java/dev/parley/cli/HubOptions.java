@@ -34,8 +34,12 @@ public final class HubOptions {
         return json;
     }
 
-    /** A client for the chosen hub; a URL that is not http(s) is a usage error. */
-    HubClient connect() {
+    /**
+     * A client for the chosen hub, acting as the token's holder when {@code authenticated},
+     * else sending no token at all (the admission handshake, which a newcomer runs without one).
+     * A URL that is not http(s) is a usage error.
+     */
+    HubClient connect(boolean authenticated) {
         URI hub;
         try {
             hub = new URI(url);
@@ -44,6 +48,9 @@ public final class HubOptions {
         }
         if (!("http".equals(hub.getScheme()) || "https".equals(hub.getScheme())) || hub.getHost() == null) {
             throw new ParameterException(mixee.commandLine(), "--url must be http://host:port, got: " + url);
+        }
+        if (!authenticated) {
+            return new HubClient(hub, null);
         }
         if (token == null || token.isBlank()) {
             throw HubException.noToken();

@@ -61,7 +61,7 @@ final class McpChannelCommand implements Callable<Integer> {
         if (repushLimit < 1) {
             throw new ParameterException(spec.commandLine(), "--repush-limit must be 1 or more");
         }
-        try (HubClient client = hub.connect()) {
+        try (HubClient client = hub.connect(true)) {
             HttpHubPort port = new HttpHubPort(client);
             Optional<String> relayTo = verify(port);
             ChannelBridge.Settings settings = new ChannelBridge.Settings(name, relayTo, repushAfter, repushLimit,

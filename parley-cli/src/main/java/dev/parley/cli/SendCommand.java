@@ -7,6 +7,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,11 @@ final class SendCommand extends ClientCommand {
     @Option(names = "--meta", paramLabel = "K=V", description = "Metadata; repeatable.")
     Map<String, String> meta = new LinkedHashMap<>();
 
+    @Option(names = "--reply-within", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = {"Expect a reply or processed ack within this long (e.g. 30s, 10m); if none comes,",
+                    "your inbox gets an envelope of kind incident and the message's state shows it."})
+    Duration replyWithin;
+
     @Parameters(paramLabel = "TEXT", arity = "0..*", description = "The text; '-' reads it from stdin.")
     List<String> words;
 
@@ -60,6 +66,9 @@ final class SendCommand extends ClientCommand {
         }
         if (!meta.isEmpty()) {
             body.set("meta", HubClient.JSON.valueToTree(meta));
+        }
+        if (replyWithin != null) {
+            body.put("replyWithinMs", replyWithin.toMillis());
         }
         JsonNode receipt = client.post("/v1/messages", body);
         emit(receipt, () -> line(receipt.path("duplicate").asBoolean(false) ? "duplicate" : "accepted",

@@ -5,10 +5,12 @@ import dev.parley.server.HubConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -45,18 +47,31 @@ final class ServeCommand implements Callable<Integer> {
                     + " Refused unless the hub listens on loopback.")
     String mcpUnauthenticatedAs;
     // ---- issue 5 (MCP channel bridge): end ----
+    @Option(names = "--policy", paramLabel = "FILE",
+            description = {"Policy rules, JSON or YAML:",
+                    "{\"rules\": [{\"name\", \"effect\": \"allow\"|\"deny\", \"when\": CEL}]}.",
+                    "Reloaded when it changes (default: the built-in ACL alone)."})
+    Path policy;
+
+    @Option(names = "--require-node-proof",
+            description = "Admit by invite only newcomers that prove an Ed25519 key (parley join always does).")
+    boolean requireNodeProof;
+
+    @Option(names = "--rate", paramLabel = "N",
+            description = "Requests a second each node may make, unless parley limits says otherwise (default: 200).")
+    Double rate;
+
+    @Option(names = "--burst", paramLabel = "N", description = "Requests a node may make at once (default: 400).")
+    Long burst;
+
+    @Option(names = "--audit-retention", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Audit entries older than this are pruned, e.g. 90d (default: 30d).")
+    Duration auditRetention;
 
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
-        Optional<String> adminToken = Optional.ofNullable(System.getenv("PARLEY_ADMIN_TOKEN"))
-                .map(String::strip)
-                .filter(token -> !token.isEmpty());
-        HubConfig config = HubConfig.defaults(data)
-                .withHost(host)
-                .withPort(port)
-                .withMaxDepth(maxDepth)
-                .withAdminToken(adminToken);
+        HubConfig config = config();
         Hub hub;
         try {
             hub = Hub.start(config);
@@ -93,5 +108,25 @@ final class ServeCommand implements Callable<Integer> {
             // the hook itself closed the hub; nothing to undo
         }
         return ExitStatus.OK;
+    }
+
+    /** The hub's configuration from the options (and PARLEY_ADMIN_TOKEN); out-of-range limits are usage errors. */
+    HubConfig config() {
+        if ((rate != null && !(rate > 0)) || (burst != null && burst < 1)) {
+            throw new ParameterException(spec.commandLine(), "--rate must be above 0 and --burst at least 1");
+        }
+        Optional<String> adminToken = Optional.ofNullable(System.getenv("PARLEY_ADMIN_TOKEN"))
+                .map(String::strip)
+                .filter(token -> !token.isEmpty());
+        HubConfig config = HubConfig.defaults(data)
+                .withHost(host)
+                .withPort(port)
+                .withMaxDepth(maxDepth)
+                .withAdminToken(adminToken)
+                .withPolicy(Optional.ofNullable(policy))
+                .withRequireNodeProof(requireNodeProof);
+        config = config.withNodeRate(rate != null ? rate : config.gate().nodeRate(),
+                burst != null ? burst : config.gate().nodeBurst());
+        return auditRetention != null ? config.withAuditRetention(auditRetention) : config;
     }
 }

@@ -119,7 +119,7 @@ final class TailCommand extends ClientCommand {
     }
 
     /** The text, else the data as JSON; kept on one line so each envelope is one line. */
-    private static String summary(JsonNode envelope) {
+    static String summary(JsonNode envelope) {
         JsonNode text = envelope.path("text");
         String shown = text.isTextual() ? text.asText() : envelope.path("data").toString();
         return shown.replace("\r", "\\r").replace("\n", "\\n");

@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.cli.CliRun.Envelope;
 import dev.parley.server.Hub;
 import dev.parley.server.HubConfig;
 import org.junit.jupiter.api.AfterEach;
@@ -8,15 +9,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,8 +21,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
+import static dev.parley.cli.CliRun.addNode;
+import static dev.parley.cli.CliRun.as;
+import static dev.parley.cli.CliRun.assertFailure;
+import static dev.parley.cli.CliRun.envelopes;
+import static dev.parley.cli.CliRun.freePort;
+import static dev.parley.cli.CliRun.parley;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -40,8 +41,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CliEndToEndTest {
     private static final Duration PATIENCE = Duration.ofSeconds(30);
-    /** {@code [seq] from → to  kind: text}, the readable form of one envelope. */
-    private static final Pattern ENVELOPE_LINE = Pattern.compile("^\\[(\\d+)] (\\S+) \\S+ (\\S+)  (\\S+): (.*)$");
 
     @TempDir
     Path data;
@@ -63,13 +62,13 @@ class CliEndToEndTest {
 
     @Test
     void nodeAddAsAdminPrintsTheTokenOnce() {
-        Run added = parley(as(hub, hub.adminToken(), "node", "add", "lead", "--label", "role=lead"));
+        CliRun added = parley(as(hub, hub.adminToken(), "node", "add", "lead", "--label", "role=lead"));
 
         assertEquals(0, added.exit, added::describe);
         assertTrue(added.out().startsWith("created  id=lead  kind="), added::describe);
         assertTrue(Pattern.compile("(?m)^token\\s+pn_\\S+$").matcher(added.out()).find(), added::describe);
 
-        Run shown = parley(as(hub, hub.adminToken(), "node", "show", "lead"));
+        CliRun shown = parley(as(hub, hub.adminToken(), "node", "show", "lead"));
         assertEquals(0, shown.exit, shown::describe);
         assertTrue(shown.out().contains("role=lead"), shown::describe);
         assertFalse(shown.out().contains("pn_"), "a token is shown only when issued");
@@ -80,9 +79,9 @@ class CliEndToEndTest {
         String lead = addNode(hub, "lead");
         String worker = addNode(hub, "worker-1", "--parent", "lead");
 
-        Run tail = new Run();
+        CliRun tail = new CliRun();
         Future<Integer> tailing = background.submit(() -> tail.execute(as(hub, worker, "tail", "--count", "1")));
-        Run sent = parley(as(hub, lead, "send", "--to", "worker-1", "run", "the", "tests"));
+        CliRun sent = parley(as(hub, lead, "send", "--to", "worker-1", "run", "the", "tests"));
 
         assertEquals(0, sent.exit, sent::describe);
         Matcher receipt = Pattern.compile("^accepted  id=\\S+  seq=(\\d+)  to=worker-1$").matcher(sent.out().strip());
@@ -155,18 +154,18 @@ class CliEndToEndTest {
         String nowhere = "http://127.0.0.1:" + freePort();
         assertFailure(parley("node", "list", "--url", nowhere, "--token", admin), ExitStatus.UNREACHABLE, "unreachable");
 
-        Run usage = parley(as(hub, alpha, "send", "hi"));
+        CliRun usage = parley(as(hub, alpha, "send", "hi"));
         assertEquals(ExitStatus.USAGE, usage.exit, usage::describe);
 
         // The grant is what turns the denial into a delivery.
         assertEquals(0, parley(as(hub, admin, "grant", "add", "--from", "alpha", "--to", "beta")).exit);
-        Run granted = parley(as(hub, alpha, "send", "--to", "beta", "hi"));
+        CliRun granted = parley(as(hub, alpha, "send", "--to", "beta", "hi"));
         assertEquals(0, granted.exit, granted::describe);
     }
 
     @Test
     void versionPrintsTheBuildVersion() {
-        Run version = parley("version");
+        CliRun version = parley("version");
         assertEquals(0, version.exit, version::describe);
         assertTrue(version.out().strip().matches("parley \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?"), version::describe);
     }
@@ -184,7 +183,7 @@ class CliEndToEndTest {
                 assertEquals(0, parley(as(first, lead, "send", "--to", "worker-1", "m" + i)).exit);
             }
 
-            Run tail = new Run();
+            CliRun tail = new CliRun();
             Future<Integer> tailing = background.submit(() -> tail.execute(as(first, worker, "tail", "--count", "6")));
             await().atMost(PATIENCE).until(() -> envelopes(tail).size() == 3);
 
@@ -194,7 +193,7 @@ class CliEndToEndTest {
                     .until(() -> second.updateAndGet(h -> h != null ? h
                             : Hub.start(HubConfig.defaults(restartData).withPort(port))) != null);
             for (int i = 4; i <= 6; i++) {
-                Run sent = parley(as(second.get(), lead, "send", "--to", "worker-1", "m" + i));
+                CliRun sent = parley(as(second.get(), lead, "send", "--to", "worker-1", "m" + i));
                 assertEquals(0, sent.exit, sent::describe);
             }
 
@@ -212,90 +211,6 @@ class CliEndToEndTest {
             if (second.get() != null) {
                 second.get().close();
             }
-        }
-    }
-
-    // --- helpers -------------------------------------------------------------------------
-
-    /** One in-process run of the CLI with its own captured stdout and stderr. */
-    private static final class Run {
-        private final StringWriter out = new StringWriter();
-        private final StringWriter err = new StringWriter();
-        volatile int exit = -1;
-
-        int execute(String... args) {
-            CommandLine cli = new CommandLine(new ParleyCommand());
-            cli.setOut(new PrintWriter(out, true));
-            cli.setErr(new PrintWriter(err, true));
-            exit = cli.execute(args);
-            return exit;
-        }
-
-        String out() {
-            return out.toString();
-        }
-
-        String err() {
-            return err.toString();
-        }
-
-        JsonNode json() {
-            assertEquals(0, exit, this::describe);
-            try {
-                return HubClient.JSON.readTree(out());
-            } catch (IOException e) {
-                throw new AssertionError("not JSON: " + describe(), e);
-            }
-        }
-
-        String describe() {
-            return "exit " + exit + "\n--- stdout\n" + out() + "--- stderr\n" + err();
-        }
-    }
-
-    private record Envelope(long seq, String from, String to, String kind, String text) {
-    }
-
-    private static Run parley(String... args) {
-        Run run = new Run();
-        run.execute(args);
-        return run;
-    }
-
-    /** A client command against {@code target} as the holder of {@code token}. */
-    private static String[] as(Hub target, String token, String... command) {
-        return Stream.concat(Stream.of(command), Stream.of("--url", target.url(), "--token", token))
-                .toArray(String[]::new);
-    }
-
-    /** Creates a node as admin and returns its token. */
-    private static String addNode(Hub target, String id, String... options) {
-        String[] command = Stream.concat(Stream.of("node", "add", id, "--json"), Stream.of(options))
-                .toArray(String[]::new);
-        return parley(as(target, target.adminToken(), command)).json().path("token").asText();
-    }
-
-    /** The envelopes a tail has printed so far (complete lines only: it may be mid-write). */
-    private static List<Envelope> envelopes(Run tail) {
-        String out = tail.out();
-        List<Envelope> envelopes = new ArrayList<>();
-        for (String line : out.substring(0, out.lastIndexOf('\n') + 1).lines().toList()) {
-            Matcher m = ENVELOPE_LINE.matcher(line);
-            assertTrue(m.matches(), () -> "not an envelope line: " + line);
-            envelopes.add(new Envelope(Long.parseLong(m.group(1)), m.group(2), m.group(3), m.group(4), m.group(5)));
-        }
-        return envelopes;
-    }
-
-    private static void assertFailure(Run run, int exit, String code) {
-        assertEquals(exit, run.exit, run::describe);
-        assertTrue(run.err().startsWith("parley: " + code + ": "), run::describe);
-        assertEquals("", run.out(), run::describe);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
         }
     }
 }

@@ -5,10 +5,16 @@ import java.util.Optional;
 
 /**
  * One decision written to the audit log: who did what to whom, whether it was allowed,
- * why, and under which policy version.
+ * why, under which policy version, and the policy rule that decided when one did.
  */
 public record AuditEntry(Instant at, String actor, String action, String target, Decision decision, String reason,
-                         Optional<String> envelopeId, String policyVersion) {
+                         Optional<String> envelopeId, String policyVersion, Optional<String> rule) {
+
+    /** An entry no policy rule decided. */
+    public AuditEntry(Instant at, String actor, String action, String target, Decision decision, String reason,
+                      Optional<String> envelopeId, String policyVersion) {
+        this(at, actor, action, target, decision, reason, envelopeId, policyVersion, Optional.empty());
+    }
 
     public enum Decision {
         ALLOW, DENY;

@@ -2,6 +2,7 @@ package dev.parley.core;
 
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -10,7 +11,9 @@ import java.util.stream.Stream;
  * Broadcasts: one payload to every live node a filter selects, in one transaction. The
  * admin reaches anyone, as the hub ({@link NodeId#HUB}); a node reaches only its own
  * groups, the one it belongs to (its parent and siblings) and the one it leads (its
- * children), and never itself.
+ * children), and never itself. Policy rules that deny apply to each recipient as to any
+ * send (the admin broadcasts as the sender {@code parley} of kind {@code hub}); rules that
+ * allow cannot widen a broadcast beyond its group.
  */
 public final class Broadcasts {
     /** The kind of the envelopes a broadcast produces. */
@@ -18,13 +21,18 @@ public final class Broadcasts {
     private static final String TARGET = "broadcast";
 
     private final Graph graph;
+    private final AccessPolicy policy;
+    private final PayloadSchemas schemas;
     private final EventStore audit;
     private final Fanout fanout;
     private final InstantSource clock;
 
     /** {@code audit} records refusals that write nothing else. */
-    public Broadcasts(Graph graph, FanoutStore store, EventStore audit, InstantSource clock, IdGenerator ids) {
+    public Broadcasts(Graph graph, AccessPolicy policy, PayloadSchemas schemas, FanoutStore store, EventStore audit,
+                      InstantSource clock, IdGenerator ids) {
         this.graph = graph;
+        this.policy = policy;
+        this.schemas = schemas;
         this.audit = audit;
         this.fanout = new Fanout(store, ids);
         this.clock = clock;
@@ -38,7 +46,7 @@ public final class Broadcasts {
                 Stream<NodeId> reach = filter.group()
                         .map(g -> graph.groupLedBy(graph.node(g).orElseThrow(() -> Registry.notFound(g)).id()).stream())
                         .orElseGet(() -> graph.nodes().stream().map(Node::id));
-                yield send(actor, NodeId.HUB, reach, filter, "admin broadcast", payload);
+                yield send(actor, NodeId.HUB, RuleInput.Party.hub(), reach, filter, "admin broadcast", payload);
             }
             case Principal.Caller c -> {
                 Node sender = Actor.node(graph, caller, "broadcast");
@@ -47,25 +55,35 @@ public final class Broadcasts {
                 if (filter.group().isPresent() && !ownGroups.contains(filter.group().get())) {
                     String reason = "a node may broadcast only to its own group: " + sender.parent().map(p -> p + " or ")
                             .orElse("") + sender.id();
-                    audit.audit(actor.deny("group:" + filter.group().get(), reason));
+                    audit.audit(actor.deny("group:" + filter.group().get(), reason, policy.version()));
                     throw new ParleyException(ErrorCode.FORBIDDEN, reason);
                 }
                 Stream<NodeId> reach = filter.group().map(List::of).orElse(ownGroups).stream()
                         .flatMap(g -> graph.groupLedBy(g).stream())
                         .filter(id -> !id.equals(sender.id()));
-                yield send(actor, sender.id(), reach, filter, "own group", payload);
+                yield send(actor, sender.id(), RuleInput.Party.of(sender, graph), reach, filter, "own group", payload);
             }
         };
     }
 
-    private Publication send(Actor actor, NodeId from, Stream<NodeId> reach, BroadcastFilter filter, String why,
-                             Payload payload) {
-        List<Fanout.Recipient> recipients = reach.distinct().sorted()
+    private Publication send(Actor actor, NodeId from, RuleInput.Party sender, Stream<NodeId> reach,
+                             BroadcastFilter filter, String why, Payload payload) {
+        schemas.check(KIND, payload.data());
+        AccessPolicy.Check check = policy.check(actor.at());
+        RuleInput.EnvelopeFacts facts = RuleInput.EnvelopeFacts.of(KIND, payload, Optional.empty());
+        List<Fanout.Recipient> recipients = new ArrayList<>();
+        List<AuditEntry> refusals = new ArrayList<>();
+        List<Node> selected = reach.distinct().sorted()
                 .flatMap(id -> graph.node(id).stream()) // a group's leader may have been deleted
                 .filter(filter::matches)
-                .map(n -> new Fanout.Recipient(n.id(), why))
                 .toList();
+        for (Node target : selected) {
+            switch (check.decide(sender, target, facts, () -> check.allowed(Route.BROADCAST, null))) {
+                case AclDecision.Allowed allowed -> recipients.add(new Fanout.Recipient(target.id(), allowed, why));
+                case AclDecision.Denied denied -> refusals.add(actor.deny(target.id().value(), denied));
+            }
+        }
         return fanout.publish(actor, TARGET, new Draft(from, KIND, Route.BROADCAST, Optional.empty(), payload),
-                recipients, List.of());
+                recipients, refusals, check.policyVersion());
     }
 }

@@ -10,9 +10,10 @@ import java.util.Optional;
  */
 record Draft(NodeId from, String kind, Route route, Optional<String> topic, Payload payload) {
 
-    Envelope to(String id, NodeId to, Instant at) {
+    /** The envelope to {@code to}, decided under {@code policyVersion} (by {@code rule}, when a policy rule allowed it). */
+    Envelope to(String id, NodeId to, Instant at, String policyVersion, Optional<String> rule) {
         return new Envelope(id, 0, from, to, kind, payload.text(), payload.data(), payload.corrId(), payload.threadId(),
-                topic, Optional.empty(), payload.meta(), at, new Trace(1, route, AccessPolicy.VERSION));
+                topic, Optional.empty(), payload.meta(), at, new Trace(1, route, policyVersion, rule));
     }
 
     /** The same draft answering to {@code corrId} (a publication or a task). */

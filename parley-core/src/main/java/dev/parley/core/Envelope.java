@@ -22,9 +22,14 @@ public record Envelope(String id, long seq, NodeId from, NodeId to, String kind,
                 createdAt, trace);
     }
 
+    /** A copy carrying the sender's idempotency key. */
+    public Envelope withMessageId(Optional<String> key) {
+        return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, key, meta, createdAt, trace);
+    }
+
     /** A copy for delivery attempt {@code attempt}. */
     public Envelope withAttempt(int attempt) {
         return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, messageId, meta, createdAt,
-                new Trace(attempt, trace.route(), trace.policyVersion()));
+                new Trace(attempt, trace.route(), trace.policyVersion(), trace.rule()));
     }
 }

@@ -9,6 +9,14 @@ public enum ErrorCode {
     INVALID_NODE_ID(400),
     INVALID_CURSOR(400),
     INVALID_TOPIC(400),
+    // --- policy rules and payload schemas (issue 4) ---
+    /** A JSON Schema document that is not a valid 2020-12 schema, or that this hub cannot use. */
+    INVALID_SCHEMA(400),
+    /** An envelope whose {@code data} breaks the schema of its kind. */
+    SCHEMA_VIOLATION(400),
+    /** No schema is set for the kind. */
+    SCHEMA_NOT_FOUND(404),
+    // --- end policy rules and payload schemas ---
     UNAUTHORIZED(401),
     FORBIDDEN(403),
     ACL_DENIED(403),
@@ -26,6 +34,26 @@ public enum ErrorCode {
     INVALID_TRANSITION(409),
     PAYLOAD_TOO_LARGE(413),
     UNSUPPORTED_MEDIA_TYPE(415),
+    // --- admission by invite and rate limits (issue 4) ---
+    /** An invite token that names no invite. */
+    INVALID_TOKEN(401),
+    /** An invite past its expiry. */
+    EXPIRED_TOKEN(401),
+    /** A node proof that is missing where required, or does not verify. */
+    NODE_PROOF_INVALID(401),
+    /** A ticket that is malformed, badly signed, of another audience or issuer, or not EdDSA. */
+    INVALID_TICKET(401),
+    /** A ticket past its expiry. */
+    EXPIRED_TICKET(401),
+    /** The node id differs from the one the invite is bound to. */
+    NODE_MISMATCH(403),
+    /** An invite already redeemed. */
+    TOKEN_ALREADY_USED(409),
+    /** A nonce already used with this invite (or for this node's proofs). */
+    REPLAY_DETECTED(409),
+    /** A ticket already redeemed, or one whose invite was already redeemed. */
+    TICKET_ALREADY_USED(409),
+    // --- end admission by invite and rate limits ---
     RATE_LIMITED(429),
     INTERNAL(500),
     UNAVAILABLE(503),

@@ -59,6 +59,13 @@ public interface EventStore extends AutoCloseable {
 
     List<AuditRecord> audit(AuditQuery query);
 
+    /**
+     * Deletes up to {@code max} audit entries written before {@code cutoff}, oldest first, in
+     * one transaction; returns how many went. Retention calls it until it returns less than
+     * {@code max}.
+     */
+    int pruneAudit(Instant cutoff, int max);
+
     /** Envelopes committed but not yet delivered, across all inboxes. */
     long backlog();
 

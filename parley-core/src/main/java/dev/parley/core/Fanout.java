@@ -11,10 +11,10 @@ import java.util.Optional;
  */
 final class Fanout {
 
-    /** An inbox the publication goes to, and the rule that lets it. */
-    record Recipient(NodeId id, String why) {
-        static Recipient allowed(NodeId id, AclDecision.Allowed allowed) {
-            return new Recipient(id, allowed.grantId() == null ? allowed.route().wire() : "grant " + allowed.grantId());
+    /** An inbox the publication goes to, the access decision that lets it, and why, as the audit log says it. */
+    record Recipient(NodeId id, AclDecision.Allowed decision, String why) {
+        static Recipient of(NodeId id, AclDecision.Allowed decision) {
+            return new Recipient(id, decision, decision.why());
         }
     }
 
@@ -27,24 +27,28 @@ final class Fanout {
     }
 
     /**
-     * @param target   what the publication was addressed to, as the audit log shows it
-     *                 ({@code topic:<name>}, {@code broadcast})
-     * @param refusals deny entries for those the caller decided may not receive it; they
-     *                 are written in the same transaction
+     * @param target        what the publication was addressed to, as the audit log shows it
+     *                      ({@code topic:<name>}, {@code broadcast})
+     * @param refusals      deny entries for those the caller decided may not receive it; they
+     *                      are written in the same transaction
+     * @param policyVersion the version every decision of this publication was taken under
      */
-    Publication publish(Actor actor, String target, Draft draft, List<Recipient> recipients, List<AuditEntry> refusals) {
+    Publication publish(Actor actor, String target, Draft draft, List<Recipient> recipients, List<AuditEntry> refusals,
+                        String policyVersion) {
         String id = ids.next();
         Draft correlated = draft.correlated(id);
         List<Envelope> envelopes = new ArrayList<>(recipients.size());
         List<AuditEntry> audits = new ArrayList<>(refusals);
         for (Recipient recipient : recipients) {
-            Envelope envelope = correlated.to(ids.next(), recipient.id(), actor.at());
+            AclDecision.Allowed allowed = recipient.decision();
+            Envelope envelope = correlated.to(ids.next(), recipient.id(), actor.at(), allowed.policyVersion(),
+                    allowed.rule());
             envelopes.add(envelope);
             audits.add(actor.allow(recipient.id().value(), recipient.why() + " (publication " + id + ")",
-                    Optional.of(envelope.id())));
+                    Optional.of(envelope.id()), allowed.policyVersion(), allowed.rule()));
         }
         audits.add(actor.allow(target, "publication " + id + " to " + recipients.size() + " inbox(es), "
-                + refusals.size() + " refused", Optional.empty()));
+                + refusals.size() + " refused", Optional.empty(), policyVersion, Optional.empty()));
         store.appendAll(envelopes, audits);
         return new Publication(id, envelopes.size());
     }

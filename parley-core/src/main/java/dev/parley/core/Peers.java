@@ -49,6 +49,10 @@ public final class Peers {
         };
     }
 
+    /** What "may reach" is asked about: an ordinary, empty message (rules on kind or size may still differ). */
+    private static final RuleInput.EnvelopeFacts PLAIN_MESSAGE = new RuleInput.EnvelopeFacts(SendRequest.DEFAULT_KIND, 0,
+            java.util.Map.of(), "");
+
     /** Every other node the caller's sends would be allowed to reach now, by id. */
     public List<Peer> of(Principal caller) {
         Node self = self(caller);
@@ -58,7 +62,7 @@ public final class Peers {
             if (target.id().equals(self.id())) {
                 continue;
             }
-            if (policy.decide(self, target, now) instanceof AclDecision.Allowed allowed) {
+            if (policy.decide(self, target, PLAIN_MESSAGE, now) instanceof AclDecision.Allowed allowed) {
                 Optional<Grant> grant = Optional.ofNullable(allowed.grantId()).flatMap(graph::grant);
                 peers.add(new Peer(target, allowed.route(), grant, reason(self, target, allowed.route(), grant)));
             }

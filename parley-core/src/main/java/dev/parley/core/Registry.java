@@ -31,15 +31,33 @@ public final class Registry {
     }
 
     public CreatedNode create(Principal caller, NewNode request) {
-        Optional<NodeId> parentId = switch (caller) {
-            case Principal.Admin a -> request.parent();
-            case Principal.Caller c -> {
-                if (request.parent().isPresent() && !request.parent().get().equals(c.id())) {
-                    throw new ParleyException(ErrorCode.FORBIDDEN, "a node may only create children of itself");
-                }
-                yield Optional.of(c.id());
-            }
-        };
+        return create(caller, request, store::createNode);
+    }
+
+    /** How a new node is committed: by itself, or in one transaction with other changes (an admission). */
+    @FunctionalInterface
+    public interface NodeCommit {
+        void commit(Node node, String tokenHash, AuditEntry audit);
+    }
+
+    /**
+     * {@link #create(Principal, NewNode)} with the store write left to {@code commit}, which
+     * must write the node (and may refuse, writing nothing). The graph and the token are
+     * updated only after it returns.
+     */
+    public CreatedNode create(Principal caller, NewNode request, NodeCommit commit) {
+        Node node = plan(caller, request);
+        String token = Tokens.mint(NODE_TOKEN_PREFIX);
+        String hash = Tokens.hash(token);
+        commit.commit(node, hash, allow(caller, "node.create", node.id().value(), "created"));
+        graph.put(node);
+        tokens.bind(node.id(), hash);
+        return new CreatedNode(node, token);
+    }
+
+    /** Every check of {@link #create} with nothing written: the node it would make now. */
+    public Node plan(Principal caller, NewNode request) {
+        Optional<NodeId> parentId = parentOf(caller, request.parent());
         Optional<Node> parent = parentId.map(id -> graph.node(id).orElseThrow(() -> notFound(id)));
         if (request.id().equals(NodeId.HUB)) {
             throw new ParleyException(ErrorCode.NODE_EXISTS, "node id " + NodeId.HUB + " is reserved for the hub");
@@ -48,18 +66,40 @@ public final class Registry {
             throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + request.id() + " already exists"
                     + (graph.isRetired(request.id()) ? " (deleted; ids are never reused)" : ""));
         }
+        int depth = depthUnder(parentId, parent);
+        return new Node(request.id(), request.kind(), parentId, request.labels(), depth, clock.instant());
+    }
+
+    /**
+     * The lineage checks of {@link #create} for a node whose id is not known yet (an
+     * unbound invite): the parent such a node would get.
+     */
+    public Optional<NodeId> planParent(Principal caller, Optional<NodeId> requested) {
+        Optional<NodeId> parentId = parentOf(caller, requested);
+        Optional<Node> parent = parentId.map(id -> graph.node(id).orElseThrow(() -> notFound(id)));
+        depthUnder(parentId, parent);
+        return parentId;
+    }
+
+    private static Optional<NodeId> parentOf(Principal caller, Optional<NodeId> requested) {
+        return switch (caller) {
+            case Principal.Admin a -> requested;
+            case Principal.Caller c -> {
+                if (requested.isPresent() && !requested.get().equals(c.id())) {
+                    throw new ParleyException(ErrorCode.FORBIDDEN, "a node may only create children of itself");
+                }
+                yield Optional.of(c.id());
+            }
+        };
+    }
+
+    private int depthUnder(Optional<NodeId> parentId, Optional<Node> parent) {
         int depth = parent.map(p -> p.depth() + 1).orElse(0);
         if (depth > maxDepth) {
             throw new ParleyException(ErrorCode.DEPTH_LIMIT, "node " + parentId.orElseThrow()
                     + " may not have children: the depth policy allows lineage " + maxDepth + " level(s) deep");
         }
-        Node node = new Node(request.id(), request.kind(), parentId, request.labels(), depth, clock.instant());
-        String token = Tokens.mint(NODE_TOKEN_PREFIX);
-        String hash = Tokens.hash(token);
-        store.createNode(node, hash, allow(caller, "node.create", node.id().value(), "created"));
-        graph.put(node);
-        tokens.bind(node.id(), hash);
-        return new CreatedNode(node, token);
+        return depth;
     }
 
     /** The node, if the caller may see it: admin sees all, a node sees its groups and grant peers. */

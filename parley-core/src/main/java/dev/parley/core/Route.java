@@ -19,7 +19,9 @@ public enum Route {
     /** A task and its changes between creator and assignee. */
     TASK,
     /** A notice from the hub itself (dead letters, incidents). */
-    SYSTEM;
+    SYSTEM,
+    /** A policy rule that allows beyond the ACL; {@code trace.rule} names it. */
+    POLICY;
 
     public String wire() {
         return name().toLowerCase(Locale.ROOT);

@@ -2,24 +2,27 @@ package dev.parley.core;
 
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.Map;
 import java.util.Optional;
 
 /**
  * The one enforcement point for envelopes: establishes the sender from the principal,
- * applies the ACL, writes the decision to the audit log, and appends what is allowed.
- * Every surface sends through here.
+ * applies the access policy (policy rules around the ACL), writes the decision to the
+ * audit log, checks the payload against the schema of its kind, and appends what is
+ * allowed. Every surface sends through here.
  */
 public final class Router {
     private final Graph graph;
     private final AccessPolicy policy;
+    private final PayloadSchemas schemas;
     private final EventStore store;
     private final InstantSource clock;
     private final IdGenerator ids;
 
-    public Router(Graph graph, AccessPolicy policy, EventStore store, InstantSource clock, IdGenerator ids) {
+    public Router(Graph graph, AccessPolicy policy, PayloadSchemas schemas, EventStore store, InstantSource clock,
+                  IdGenerator ids) {
         this.graph = graph;
         this.policy = policy;
+        this.schemas = schemas;
         this.store = store;
         this.clock = clock;
         this.ids = ids;
@@ -31,25 +34,24 @@ public final class Router {
             throw new ParleyException(ErrorCode.IDENTITY_MISMATCH,
                     "from must be the caller (" + sender.id() + ") or absent");
         }
-        Instant now = clock.instant();
+        Actor actor = new Actor(sender.id().value(), "send", clock.instant());
         Optional<Node> target = graph.node(request.to());
         if (target.isEmpty()) {
-            store.audit(entry(now, sender, "send", request.to().value(), AuditEntry.Decision.DENY,
-                    "target node does not exist", Optional.empty()));
+            store.audit(actor.deny(request.to().value(), "target node does not exist", policy.version()));
             throw Registry.notFound(request.to());
         }
-        return switch (policy.decide(sender, target.get(), now)) {
+        RuleInput.EnvelopeFacts facts = RuleInput.EnvelopeFacts.of(request.kind(), request.payload(), Optional.empty());
+        return switch (policy.decide(sender, target.get(), facts, actor.at())) {
             case AclDecision.Denied denied -> {
-                store.audit(entry(now, sender, "send", request.to().value(), AuditEntry.Decision.DENY, denied.reason(),
-                        Optional.empty()));
-                throw new ParleyException(ErrorCode.ACL_DENIED, "acl denied: " + denied.reason(),
-                        Map.of("reason", denied.reason()));
+                store.audit(actor.deny(request.to().value(), denied));
+                throw Actor.refusal(denied);
             }
             case AclDecision.Allowed allowed -> {
-                Envelope draft = draft(sender.id(), request.to(), request.kind(), request.payload(), now, allowed.route());
-                String why = allowed.grantId() == null ? allowed.route().wire() : "grant " + allowed.grantId();
-                yield store.append(draft, entry(now, sender, "send", request.to().value(), AuditEntry.Decision.ALLOW, why,
-                        Optional.of(draft.id())), Optional.empty(), request.replyWithin().map(now::plus));
+                schemas.check(request.kind(), request.payload().data());
+                Envelope draft = draft(sender.id(), request.to(), request.kind(), request.payload(), actor.at(),
+                        new Trace(1, allowed.route(), allowed.policyVersion(), allowed.rule()));
+                yield store.append(draft, actor.allow(request.to().value(), allowed, Optional.of(draft.id())),
+                        Optional.empty(), request.replyWithin().map(actor.at()::plus));
             }
         };
     }
@@ -65,17 +67,18 @@ public final class Router {
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the receiver may reply to " + originalId);
         }
         NodeId to = original.envelope().from();
-        Instant now = clock.instant();
+        Actor actor = new Actor(replier.id().value(), "reply", clock.instant());
+        String version = policy.version();
         if (graph.node(to).isEmpty()) {
-            store.audit(entry(now, replier, "reply", to.value(), AuditEntry.Decision.DENY,
-                    "original sender no longer exists", Optional.empty()));
+            store.audit(actor.deny(to.value(), "original sender no longer exists", version));
             throw Registry.notFound(to);
         }
+        schemas.check("reply", payload.data());
         Payload threaded = new Payload(payload.text(), payload.data(), Optional.of(originalId),
                 payload.threadId().or(() -> original.envelope().threadId()), payload.messageId(), payload.meta());
-        Envelope draft = draft(replier.id(), to, "reply", threaded, now, Route.REPLY);
-        return store.append(draft, entry(now, replier, "reply", to.value(), AuditEntry.Decision.ALLOW,
-                "reply to " + originalId, Optional.of(draft.id())), Optional.of(originalId), Optional.empty());
+        Envelope draft = draft(replier.id(), to, "reply", threaded, actor.at(), new Trace(1, Route.REPLY, version));
+        return store.append(draft, actor.allow(to.value(), "reply to " + originalId, Optional.of(draft.id()), version,
+                Optional.empty()), Optional.of(originalId), Optional.empty());
     }
 
     private Node senderOf(Principal caller, String action) {
@@ -87,13 +90,8 @@ public final class Router {
         };
     }
 
-    private Envelope draft(NodeId from, NodeId to, String kind, Payload payload, Instant now, Route route) {
+    private Envelope draft(NodeId from, NodeId to, String kind, Payload payload, Instant now, Trace trace) {
         return new Envelope(ids.next(), 0, from, to, kind, payload.text(), payload.data(), payload.corrId(),
-                payload.threadId(), Optional.empty(), payload.messageId(), payload.meta(), now, new Trace(1, route, AccessPolicy.VERSION));
-    }
-
-    private static AuditEntry entry(Instant at, Node actor, String action, String target, AuditEntry.Decision decision,
-                                    String reason, Optional<String> envelopeId) {
-        return new AuditEntry(at, actor.id().value(), action, target, decision, reason, envelopeId, AccessPolicy.VERSION);
+                payload.threadId(), Optional.empty(), payload.messageId(), payload.meta(), now, trace);
     }
 }

@@ -53,14 +53,15 @@ public final class Tasks {
                     audit.audit(actor.deny(existing.id().value(), "assignee does not exist"));
                     throw Registry.notFound(existing.id());
                 }
-                yield switch (policy.decide(creator, assignee.get(), actor.at())) {
+                RuleInput.EnvelopeFacts facts = new RuleInput.EnvelopeFacts(KIND,
+                        RuleInput.EnvelopeFacts.utf8Length(request.title()), Map.of(), "");
+                yield switch (policy.decide(creator, assignee.get(), facts, actor.at())) {
                     case AclDecision.Denied denied -> {
-                        audit.audit(actor.deny(existing.id().value(), denied.reason()));
-                        throw new ParleyException(ErrorCode.ACL_DENIED, "acl denied: " + denied.reason(),
-                                Map.of("reason", denied.reason()));
+                        audit.audit(actor.deny(existing.id().value(), denied));
+                        throw Actor.refusal(denied);
                     }
                     case AclDecision.Allowed allowed -> submit(actor, creator.id(), existing.id(), request,
-                            Fanout.Recipient.allowed(existing.id(), allowed).why());
+                            allowed.why(), allowed.policyVersion(), allowed.rule());
                 };
             }
             case NewTask.Assignee.Spawned spawned -> {
@@ -69,7 +70,7 @@ public final class Tasks {
                         spawned.labels()));
                 try {
                     CreatedTask created = submit(Actor.of(caller, "task.create", clock.instant()), creator.id(),
-                            spawned.id(), request, "spawned for the task");
+                            spawned.id(), request, "spawned for the task", policy.version(), Optional.empty());
                     yield new CreatedTask(created.task(), Optional.of(child.token()), created.duplicate());
                 } catch (RuntimeException e) {
                     try {
@@ -101,13 +102,14 @@ public final class Tasks {
         }
         NodeId notified = byCreator ? task.assignee() : task.creator();
         Actor actor = Actor.of(caller, "task." + event.name(), clock.instant());
+        String version = policy.version();
         Task changed = store.change(taskId, current -> {
             Task next = current.after(event, actor.at());
             Envelope notice = notice(next, event.envelopeKind(), format.view(next), notified,
-                    "task " + next.id() + " " + next.state().wire() + ": " + next.title());
+                    "task " + next.id() + " " + next.state().wire() + ": " + next.title(), version, Optional.empty());
             return new TaskStore.TaskChange(next, notice, actor.allow(notified.value(),
                     "task " + next.id() + " " + current.state().wire() + " -> " + next.state().wire(),
-                    Optional.of(notice.id())));
+                    Optional.of(notice.id()), version, Optional.empty()));
         });
         if (changed.ephemeral() && changed.state().terminal() && graph.node(changed.assignee()).isPresent()) {
             retire(changed.assignee());
@@ -141,25 +143,26 @@ public final class Tasks {
      * Stores a new task with the envelope that hands it over. That envelope carries the
      * creator's messageId, so the store answers a repeated request with the first task.
      */
-    private CreatedTask submit(Actor actor, NodeId creator, NodeId assignee, NewTask request, String why) {
+    private CreatedTask submit(Actor actor, NodeId creator, NodeId assignee, NewTask request, String why,
+                               String policyVersion, Optional<String> rule) {
         Task task = new Task(ids.next(), creator, assignee, request.title(), request.input(), TaskState.SUBMITTED,
                 request.ephemeral(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
                 actor.at(), actor.at());
-        Envelope handover = notice(task, KIND, format.assignment(task), assignee, task.title());
-        Envelope notice = new Envelope(handover.id(), handover.seq(), handover.from(), handover.to(), handover.kind(),
-                handover.text(), handover.data(), handover.corrId(), handover.threadId(), handover.topic(),
-                request.messageId(), handover.meta(), handover.createdAt(), handover.trace());
+        Envelope notice = notice(task, KIND, format.assignment(task), assignee, task.title(), policyVersion, rule)
+                .withMessageId(request.messageId());
         Task stored = store.create(new TaskStore.TaskChange(task, notice, actor.allow(assignee.value(), "task "
-                + task.id() + " (" + why + ")", Optional.of(notice.id()))));
+                + task.id() + " (" + why + ")", Optional.of(notice.id()), policyVersion, rule)));
         return new CreatedTask(stored, Optional.empty(), !stored.id().equals(task.id()));
     }
 
     /** An envelope about {@code task} to {@code to}, from the other party, correlated to the task. */
-    private Envelope notice(Task task, String kind, JsonText data, NodeId to, String text) {
+    private Envelope notice(Task task, String kind, JsonText data, NodeId to, String text, String policyVersion,
+                            Optional<String> rule) {
         NodeId from = to.equals(task.assignee()) ? task.creator() : task.assignee();
         Payload payload = new Payload(Optional.of(text), Optional.of(data), Optional.of(task.id()), Optional.empty(),
                 Optional.empty(), Map.of());
-        return new Draft(from, kind, Route.TASK, Optional.empty(), payload).to(ids.next(), to, task.updatedAt());
+        return new Draft(from, kind, Route.TASK, Optional.empty(), payload).to(ids.next(), to, task.updatedAt(),
+                policyVersion, rule);
     }
 
     private void retire(NodeId assignee) {

@@ -18,13 +18,16 @@ public final class Topics {
 
     private final Graph graph;
     private final AccessPolicy policy;
+    private final PayloadSchemas schemas;
     private final TopicStore store;
     private final Fanout fanout;
     private final InstantSource clock;
 
-    public Topics(Graph graph, AccessPolicy policy, TopicStore store, InstantSource clock, IdGenerator ids) {
+    public Topics(Graph graph, AccessPolicy policy, PayloadSchemas schemas, TopicStore store, InstantSource clock,
+                  IdGenerator ids) {
         this.graph = graph;
         this.policy = policy;
+        this.schemas = schemas;
         this.store = store;
         this.fanout = new Fanout(store, ids);
         this.clock = clock;
@@ -53,13 +56,19 @@ public final class Topics {
 
     /**
      * Publishes {@code payload} as the caller. The publisher never receives its own event;
-     * subscribers that were deleted are passed over; subscribers the ACL refuses get nothing,
-     * and the refusal is audited with the publication.
+     * subscribers that were deleted are passed over; subscribers the access policy refuses
+     * get nothing, and the refusal is audited with the publication. A grant to the topic
+     * stands in for the ACL; policy rules apply around it as around any send. Every
+     * subscriber is decided under the same policy version.
      */
     public Publication publish(Principal caller, TopicName topic, Payload payload) {
         Node publisher = Actor.node(graph, caller, "publish topic events");
+        schemas.check(EVENT_KIND, payload.data());
         Instant now = clock.instant();
         Actor actor = Actor.of(caller, "topic.publish", now);
+        AccessPolicy.Check check = policy.check(now);
+        RuleInput.Party from = RuleInput.Party.of(publisher, graph);
+        RuleInput.EnvelopeFacts facts = RuleInput.EnvelopeFacts.of(EVENT_KIND, payload, Optional.of(topic.value()));
         Optional<Grant> topicGrant = graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic), now);
         List<Fanout.Recipient> recipients = new ArrayList<>();
         List<AuditEntry> refusals = new ArrayList<>();
@@ -68,20 +77,20 @@ public final class Topics {
             if (subscriber.isEmpty()) {
                 continue;
             }
-            switch (policy.decide(publisher, subscriber.get(), now)) {
-                case AclDecision.Allowed allowed -> recipients.add(Fanout.Recipient.allowed(subscriber.get().id(), allowed));
-                case AclDecision.Denied denied -> {
-                    if (topicGrant.isPresent()) {
-                        recipients.add(new Fanout.Recipient(subscriber.get().id(), "grant " + topicGrant.get().id()));
-                    } else {
-                        refusals.add(actor.deny(subscriber.get().id().value(), denied.reason()
-                                + ", and no active grant to " + topicTarget(topic)));
-                    }
-                }
+            AclDecision decision = check.decide(from, subscriber.get(), facts, () -> switch (check.acl(publisher,
+                    subscriber.get())) {
+                case AclDecision.Allowed allowed -> allowed;
+                case AclDecision.Denied denied -> topicGrant.map(g -> check.allowed(Route.GRANT, g.id()))
+                        .orElseGet(() -> new AclDecision.Denied(denied.reason() + ", and no active grant to "
+                                + topicTarget(topic), denied.rule(), denied.policyVersion()));
+            });
+            switch (decision) {
+                case AclDecision.Allowed allowed -> recipients.add(Fanout.Recipient.of(subscriber.get().id(), allowed));
+                case AclDecision.Denied denied -> refusals.add(actor.deny(subscriber.get().id().value(), denied));
             }
         }
         Draft draft = new Draft(publisher.id(), EVENT_KIND, Route.TOPIC, Optional.of(topic.value()), payload);
-        return fanout.publish(actor, topicTarget(topic), draft, recipients, refusals);
+        return fanout.publish(actor, topicTarget(topic), draft, recipients, refusals, check.policyVersion());
     }
 
     private static String topicTarget(TopicName topic) {

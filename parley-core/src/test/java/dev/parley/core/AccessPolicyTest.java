@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 class AccessPolicyTest {
     private static final Instant NOW = Instant.parse("2026-11-22T10:00:00Z");
+    private static final RuleInput.EnvelopeFacts MESSAGE = RuleInput.EnvelopeFacts.ofKind("message");
     private final Graph graph = new Graph();
     private final AccessPolicy policy = new AccessPolicy(graph);
 
@@ -57,10 +58,10 @@ class AccessPolicyTest {
     void grantsAreOneDirectionalAndExpire() {
         graph.putGrant(new Grant("g1", NodeId.of("a1"), new GrantTarget.Node(NodeId.of("b1")), Optional.of(NOW.plusSeconds(60)), "", NOW));
         AclDecision.Allowed allowed = assertInstanceOf(AclDecision.Allowed.class, decide("a1", "b1"));
-        assertEquals(new AclDecision.Allowed(Route.GRANT, "g1"), allowed);
+        assertEquals(new AclDecision.Allowed(Route.GRANT, "g1", Optional.empty(), AccessPolicy.VERSION), allowed);
         assertInstanceOf(AclDecision.Denied.class, decide("b1", "a1"));
         assertInstanceOf(AclDecision.Denied.class,
-                policy.decide(node("a1"), node("b1"), NOW.plusSeconds(60)));
+                policy.decide(node("a1"), node("b1"), MESSAGE, NOW.plusSeconds(60)));
     }
 
     @Test
@@ -76,7 +77,7 @@ class AccessPolicyTest {
     }
 
     private AclDecision decide(String from, String to) {
-        return policy.decide(node(from), node(to), NOW);
+        return policy.decide(node(from), node(to), MESSAGE, NOW);
     }
 
     private Node node(String id) {

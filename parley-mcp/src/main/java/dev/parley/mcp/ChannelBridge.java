@@ -82,6 +82,7 @@ public final class ChannelBridge {
                 .instructions(Instructions.forChannel(settings.node(), settings.repushAfter(), settings.approver()))
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).experimental(experimental).build())
                 .validateToolInputs(false) // ChannelTools checks arguments, the same way on every transport
+                .jsonSchemaValidator(new FixedToolSchemas())
                 .tools(toolSpecifications(tools))
                 .build();
 

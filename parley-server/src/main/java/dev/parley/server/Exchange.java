@@ -61,6 +61,19 @@ final class Exchange {
                 && address.getAddress() != null && address.getAddress().isLoopbackAddress();
     }
 
+    // --- admission and rate limits (issue 4) ---
+    /** The request path, without the query. */
+    String requestPath() {
+        return request.path().path();
+    }
+
+    /** The client's address as the hub sees it (never a forwarded-for header, which a client could forge). */
+    String clientAddress() {
+        return request.remotePeer().address() instanceof InetSocketAddress address && address.getAddress() != null
+                ? address.getAddress().getHostAddress() : String.valueOf(request.remotePeer().address());
+    }
+    // --- end admission and rate limits ---
+
     String path(String name) {
         return request.path().pathParameters().get(name);
     }
@@ -148,6 +161,13 @@ final class Exchange {
         body.put("error", e.code().wire());
         body.put("message", e.getMessage());
         e.details().forEach(body::put);
+        // --- rate limits (issue 4): the wait as a number, and as Retry-After in whole seconds ---
+        String retryAfter = e.details().get("retryAfter");
+        if (retryAfter != null && retryAfter.matches("\\d{1,9}")) {
+            body.put("retryAfter", Long.parseLong(retryAfter));
+            response.header(HeaderNames.RETRY_AFTER, retryAfter);
+        }
+        // --- end rate limits ---
         if (e.code() == ErrorCode.UNAUTHORIZED) {
             response.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
         }

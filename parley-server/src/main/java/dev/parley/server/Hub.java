@@ -1,6 +1,10 @@
 package dev.parley.server;
 
 import dev.parley.core.AccessPolicy;
+import dev.parley.core.Admission;
+import dev.parley.core.Rate;
+import dev.parley.core.RateLimits;
+import dev.parley.store.SqliteAdmissions;
 import dev.parley.core.Broadcasts;
 import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Notices;
@@ -15,6 +19,7 @@ import dev.parley.core.Topics;
 import dev.parley.core.UuidV7;
 import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteStore;
+import io.helidon.common.socket.SocketOptions;
 import io.helidon.webserver.WebServer;
 
 import java.io.IOException;
@@ -94,7 +99,30 @@ public final class Hub implements AutoCloseable {
         Tokens tokens = new Tokens(admin, snapshot.tokenHashes());
         UuidV7 ids = new UuidV7(clock);
         Registry registry = new Registry(graph, tokens, store, clock, ids, config.maxDepth());
-        Router router = new Router(graph, new AccessPolicy(graph), store, clock, ids);
+        // --- admission by invite and rate limits (issue 4) ---
+        HubConfig.Gate gate = config.gate();
+        SqliteAdmissions admissions = store.admissions();
+        SigningKeys signingKeys = SigningKeys.open(config.dataDir(),
+                gate.ticketTtl().plus(JwtTickets.SKEW).plusSeconds(1), clock);
+        Admission admission = new Admission(registry, admissions, new JwtTickets(signingKeys, clock), clock, ids,
+                gate.requireNodeProof(), gate.ticketTtl());
+        RateLimits rateLimits = new RateLimits(graph, admissions, clock, System::nanoTime,
+                new Rate(gate.nodeRate(), gate.nodeBurst()));
+        // --- end admission by invite and rate limits ---
+        // --- policy rules and payload schemas (issue 4): one access policy and one schema check for every surface ---
+        LivePolicy livePolicy;
+        JsonSchemas schemas;
+        try {
+            livePolicy = LivePolicy.start(config.policy().file(), config.policy().reloadInterval(), metrics, clock);
+            schemas = JsonSchemas.load(store.schemas(), metrics, clock);
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        metrics.policyVersionFrom(() -> livePolicy.state().version());
+        AccessPolicy access = new AccessPolicy(graph, livePolicy);
+        // --- end policy rules and payload schemas ---
+        Router router = new Router(graph, access, schemas, store, clock, ids);
         DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, clock);
         ReplyWaiters waiters = new ReplyWaiters(deliveries);
         Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids),
@@ -105,22 +133,22 @@ public final class Hub implements AutoCloseable {
 
         Routes routes = new Routes(tokens, config.maxBodyBytes());
         new OpsRoutes(store, metrics).register(routes);
-        new NodeRoutes(registry, feeds).register(routes);
+        new NodeRoutes(registry, feeds, admission).register(routes);
         new GrantRoutes(registry).register(routes);
         new MessageRoutes(router, new Messages(store, clock), waiters, metrics).register(routes);
         new InboxRoutes(store, policies, registry, stream, clock).register(routes);
         new DeliveryRoutes(policies).register(routes);
         new DeadLetterRoutes(deliveries, feeds, dispatcher, clock).register(routes);
         // Topics, broadcasts and tasks: fan-out and delegation under the same graph and ACL.
-        AccessPolicy acl = new AccessPolicy(graph);
+        AccessPolicy acl = access;
         var topicStore = store.topics();
-        new TopicRoutes(new Topics(graph, acl, topicStore, clock, ids), metrics).register(routes);
-        new BroadcastRoutes(new Broadcasts(graph, topicStore, store, clock, ids), metrics).register(routes);
+        new TopicRoutes(new Topics(graph, acl, schemas, topicStore, clock, ids), metrics).register(routes);
+        new BroadcastRoutes(new Broadcasts(graph, acl, schemas, topicStore, store, clock, ids), metrics).register(routes);
         new TaskRoutes(new Tasks(graph, acl, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids), feeds,
                 metrics).register(routes);
         // ---- issue 5 (MCP channel bridge): begin ----
         // Peers and MCP over HTTP ask the same access policy and router as every other route.
-        dev.parley.core.Peers peers = new dev.parley.core.Peers(graph, new AccessPolicy(graph), clock);
+        dev.parley.core.Peers peers = new dev.parley.core.Peers(graph, access, clock);
         new PeerRoutes(peers).register(routes);
         McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, new Messages(store, clock), registry, store,
                 policies, peers, metrics, clock), new McpSessions(), McpRoutes.loopback(config.host()), clock);
@@ -142,20 +170,37 @@ public final class Hub implements AutoCloseable {
                 .register(routes);
         // ---- issue 5 (A2A): end ----
 
+        // --- admission by invite and rate limits (issue 4): every request passes the limiter first ---
+        routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
+        new AdmissionRoutes(admission, registry, signingKeys, store, metrics).register(routes);
+        new LimitRoutes(rateLimits).register(routes);
+        // --- end admission by invite and rate limits ---
+
+        // --- policy rules, payload schemas and audit retention (issue 4) ---
+        new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
+        new SchemaRoutes(schemas).register(routes);
+        AuditRetention retention = AuditRetention.start(store, config.policy().auditRetention(), metrics, clock);
+        // --- end policy rules, payload schemas and audit retention ---
+
         WebServer server;
         try {
             server = WebServer.builder()
                     .host(config.host())
                     .port(config.port())
                     .shutdownHook(false)
+                    // SSE frames are small and must leave at once; Nagle would hold them back.
+                    .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
                     // Our own limit answers 413 with the contract's body; this is only a backstop.
                     .maxPayloadSize(Math.max(config.maxBodyBytes() * 4, 1 << 20))
+                    .directHandlers(TransportErrors.handlers()) // issue 4: refused before routing, still a contract body
                     .routing(routes::install)
                     .build()
                     .start();
         } catch (RuntimeException e) {
             dispatcher.close();
             watchdog.close();
+            retention.close(); // issue 4: policy and retention
+            livePolicy.close(); // issue 4: policy and retention
             store.close();
             throw e;
         }
@@ -163,10 +208,29 @@ public final class Hub implements AutoCloseable {
         // ---- issue 5 (MCP channel bridge): begin ----
         hub.mcp = mcp;
         // ---- issue 5 (MCP channel bridge): end ----
+        hub.policyJobs = java.util.List.of(retention::close, livePolicy::close); // policy and retention (issue 4)
+        hub.signingKeys = signingKeys; // admission (issue 4)
         LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                 + " (" + snapshot.nodes().size() + " nodes)");
         return hub;
     }
+
+    // --- admission by invite (issue 4) ---
+    private volatile SigningKeys signingKeys;
+
+    /**
+     * Makes a new ticket signing key and retires the current one, which still verifies the
+     * tickets it signed until they expire. Returns the new key's id.
+     */
+    public String rotateSigningKey() {
+        return AdmissionRoutes.rotate(signingKeys, store, Instant.now());
+    }
+    // --- end admission by invite ---
+
+    // --- policy rules and audit retention (issue 4) ---
+    /** The policy file watcher and the audit retention job: stopped before the store closes. */
+    private volatile java.util.List<Runnable> policyJobs = java.util.List.of();
+    // --- end policy rules and audit retention ---
 
     public int port() {
         return server.port();
@@ -199,6 +263,7 @@ public final class Hub implements AutoCloseable {
         server.stop();
         dispatcher.close();
         watchdog.close();
+        policyJobs.forEach(Runnable::run); // policy and retention (issue 4), before the store
         store.close();
         LOG.info("parley hub stopped");
         closedLatch.countDown();

@@ -74,7 +74,10 @@ final class InboxFeeds implements Notifier {
         private final NodeId node;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition advanced = lock.newCondition();
-        private final ArrayDeque<Envelope> ring = new ArrayDeque<>(RING);
+        /** The last {@code count} envelopes, seqs {@code first .. first + count - 1}, envelope s in slot s % RING. */
+        private final Envelope[] ring = new Envelope[RING];
+        private long first;
+        private int count;
         private final ArrayDeque<Envelope> redeliveries = new ArrayDeque<>();
         /** Guarded by the map's compute: how many streams follow this feed. */
         private int followers;
@@ -89,16 +92,25 @@ final class InboxFeeds implements Notifier {
             return closed;
         }
 
+        private static int slot(long seq) {
+            return (int) (seq % RING);
+        }
+
         private void append(Envelope envelope) {
             lock.lock();
             try {
-                if (!ring.isEmpty() && ring.peekLast().seq() + 1 != envelope.seq()) {
-                    ring.clear(); // a gap would make the ring lie; readers fall back to the store
+                if (count > 0 && first + count != envelope.seq()) {
+                    count = 0; // a gap would make the ring lie; readers fall back to the store
                 }
-                if (ring.size() == RING) {
-                    ring.removeFirst();
+                ring[slot(envelope.seq())] = envelope;
+                if (count == 0) {
+                    first = envelope.seq();
                 }
-                ring.addLast(envelope);
+                if (count == RING) {
+                    first++;
+                } else {
+                    count++;
+                }
                 head = envelope.seq();
                 advanced.signalAll();
             } finally {
@@ -113,17 +125,14 @@ final class InboxFeeds implements Notifier {
         List<Envelope> after(long cursor, int limit) {
             lock.lock();
             try {
-                if (ring.isEmpty() || ring.peekFirst().seq() > cursor + 1) {
+                if (count == 0 || first > cursor + 1) {
                     return null;
                 }
-                List<Envelope> out = new ArrayList<>(Math.min(limit, ring.size()));
-                for (Envelope envelope : ring) {
-                    if (envelope.seq() > cursor) {
-                        out.add(envelope);
-                        if (out.size() == limit) {
-                            break;
-                        }
-                    }
+                long from = Math.max(cursor + 1, first);
+                long to = Math.min(first + count - 1, from + limit - 1);
+                List<Envelope> out = new ArrayList<>((int) Math.max(0, to - from + 1));
+                for (long seq = from; seq <= to; seq++) {
+                    out.add(ring[slot(seq)]);
                 }
                 return out;
             } finally {

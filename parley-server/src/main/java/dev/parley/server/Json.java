@@ -97,6 +97,9 @@ final class Json {
         g.writeNumberField("attempt", e.trace().attempt());
         g.writeStringField("route", e.trace().route().wire());
         g.writeStringField("policyVersion", e.trace().policyVersion());
+        if (e.trace().rule().isPresent()) {
+            g.writeStringField("rule", e.trace().rule().get());
+        }
         g.writeEndObject();
         g.writeEndObject();
     }

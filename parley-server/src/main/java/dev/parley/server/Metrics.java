@@ -64,6 +64,8 @@ final class Metrics implements CommitObserver {
         counter(out, "parley_dead_letters_total", "Envelopes moved to the dead-letter queue.", deadLetters.sum());
         counter(out, "parley_incidents_total", "Requests whose reply deadline passed.", incidents.sum());
         renderTopicsAndTasks(out);
+        renderAdmission(out); // admission and rate limits (issue 4)
+        renderPolicy(out); // policy rules, payload schemas, audit retention (issue 4)
         out.append("# HELP parley_commit_batch_size Jobs per group commit.\n# TYPE parley_commit_batch_size summary\n");
         out.append("parley_commit_batch_size_sum ").append(committedJobs.sum()).append('\n');
         out.append("parley_commit_batch_size_count ").append(commitLatency.count()).append('\n');
@@ -113,4 +115,98 @@ final class Metrics implements CommitObserver {
         tasksReached.forEach((state, count) -> out.append("parley_tasks_total{state=\"").append(state.wire())
                 .append("\"} ").append(count.sum()).append('\n'));
     }
+
+    // --- admission by invite and rate limits (issue 4) ---
+    /** Outcomes are error codes of the contract (or {@code issued}/{@code created}): a small, closed set of labels. */
+    private final Map<String, LongAdder> exchanges = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, LongAdder> redeems = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, LongAdder> rateLimited = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** An invite exchange ended with {@code outcome}: {@code issued} or the refusal's code. */
+    void exchange(String outcome) {
+        exchanges.computeIfAbsent(outcome, o -> new LongAdder()).increment();
+    }
+
+    /** A ticket redeem ended with {@code outcome}: {@code created} or the refusal's code. */
+    void redeem(String outcome) {
+        redeems.computeIfAbsent(outcome, o -> new LongAdder()).increment();
+    }
+
+    /** A request was refused for its rate; {@code scope} is {@code node} or {@code address}. */
+    void rateLimited(String scope) {
+        rateLimited.computeIfAbsent(scope, o -> new LongAdder()).increment();
+    }
+
+    private void renderAdmission(StringBuilder out) {
+        labelled(out, "parley_auth_exchanges_total", "Invite exchanges, by outcome (issued or the error code).",
+                "outcome", exchanges);
+        labelled(out, "parley_auth_redeems_total", "Ticket redeems, by outcome (created or the error code).",
+                "outcome", redeems);
+        labelled(out, "parley_rate_limited_total", "Requests refused with 429 rate_limited, by bucket (node or address).",
+                "scope", rateLimited);
+    }
+
+    private static void labelled(StringBuilder out, String name, String help, String label, Map<String, LongAdder> values) {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(" counter\n");
+        new java.util.TreeMap<>(values).forEach((value, count) -> out.append(name).append('{').append(label)
+                .append("=\"").append(value).append("\"} ").append(count.sum()).append('\n'));
+    }
+    // --- end admission by invite and rate limits ---
+
+    // --- policy rules, payload schemas and audit retention (issue 4) ---
+    final LongAdder policyReloads = new LongAdder();
+    final LongAdder policyReloadFailures = new LongAdder();
+    final LongAdder schemaViolations = new LongAdder();
+    final LongAdder auditPruned = new LongAdder();
+    /** Decisions a policy rule took, keyed by effect and rule name (names come from the operator's file). */
+    private final Map<String, Map<String, LongAdder>> ruleDecisions = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, LongAdder> ruleErrors = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile java.util.function.Supplier<String> policyVersion = () -> "";
+
+    void policyVersionFrom(java.util.function.Supplier<String> source) {
+        this.policyVersion = source;
+    }
+
+    /** Counts the decisions of the rules in force: a deny rule that matched, an allow rule that widened. */
+    CelRuleset.Observer policyObserver() {
+        return new CelRuleset.Observer() {
+            @Override
+            public void matched(dev.parley.core.PolicyRules.Effect effect, String rule) {
+                ruleDecisions.computeIfAbsent(effect.wire(), e -> new java.util.concurrent.ConcurrentHashMap<>())
+                        .computeIfAbsent(rule, r -> new LongAdder()).increment();
+            }
+
+            @Override
+            public void failed(String rule) {
+                ruleErrors.computeIfAbsent(rule, r -> new LongAdder()).increment();
+            }
+        };
+    }
+
+    private void renderPolicy(StringBuilder out) {
+        out.append("# HELP parley_policy_decisions_total Access decisions a policy rule took, by effect and rule.\n");
+        out.append("# TYPE parley_policy_decisions_total counter\n");
+        new java.util.TreeMap<>(ruleDecisions).forEach((effect, rules) -> new java.util.TreeMap<>(rules)
+                .forEach((rule, count) -> out.append("parley_policy_decisions_total{effect=\"").append(effect)
+                        .append("\",rule=\"").append(escape(rule)).append("\"} ").append(count.sum()).append('\n')));
+        out.append("# HELP parley_policy_rule_errors_total Policy rule evaluations that failed, by rule.\n");
+        out.append("# TYPE parley_policy_rule_errors_total counter\n");
+        new java.util.TreeMap<>(ruleErrors).forEach((rule, count) -> out.append("parley_policy_rule_errors_total{rule=\"")
+                .append(escape(rule)).append("\"} ").append(count.sum()).append('\n'));
+        counter(out, "parley_policy_reloads_total", "Policy files loaded after start (the rules in force changed).",
+                policyReloads.sum());
+        counter(out, "parley_policy_reload_failures_total", "Policy files refused (missing, unreadable or not compiling).",
+                policyReloadFailures.sum());
+        out.append("# HELP parley_policy_info The policy version in force.\n# TYPE parley_policy_info gauge\n");
+        out.append("parley_policy_info{version=\"").append(escape(policyVersion.get())).append("\"} 1\n");
+        counter(out, "parley_schema_violations_total", "Envelopes refused because their data broke the schema of their kind.",
+                schemaViolations.sum());
+        counter(out, "parley_audit_pruned_total", "Audit entries deleted by the retention job.", auditPruned.sum());
+    }
+
+    private static String escape(String label) {
+        return label.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+    // --- end policy rules, payload schemas and audit retention ---
 }

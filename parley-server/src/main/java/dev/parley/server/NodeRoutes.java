@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.Admission;
 import dev.parley.core.CreatedNode;
 import dev.parley.core.NewNode;
 import dev.parley.core.Node;
@@ -13,9 +14,13 @@ final class NodeRoutes {
     private final Registry registry;
     private final InboxFeeds feeds;
 
-    NodeRoutes(Registry registry, InboxFeeds feeds) {
+    /** Admission (issue 4): a node admitted with a public key proves it to rotate its own token. */
+    private final Admission admission;
+
+    NodeRoutes(Registry registry, InboxFeeds feeds, Admission admission) {
         this.registry = registry;
         this.feeds = feeds;
+        this.admission = admission;
     }
 
     void register(Routes routes) {
@@ -62,6 +67,8 @@ final class NodeRoutes {
 
     private void rotate(Exchange ex) {
         var caller = ex.caller();
+        Body body = ex.body();
+        admission.checkRotation(caller, ex.pathNode(), body.token("nonce"), body.string("proof"));
         ObjectNode out = Json.object();
         out.put("token", registry.rotateToken(caller, ex.pathNode()));
         ex.json(200, out);

@@ -3,16 +3,29 @@ package dev.parley.server;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.AuditQuery;
+import dev.parley.core.AuditRecord;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
 
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /** Health, metrics and the audit log. */
 final class OpsRoutes {
+    /** The most entries one JSON answer (or one read of an export) holds. */
+    private static final int MAX_PAGE = 1000;
+
     private final EventStore store;
     private final Metrics metrics;
 
@@ -41,7 +54,13 @@ final class OpsRoutes {
         ex.text("text/plain; version=0.0.4; charset=utf-8", metrics.render());
     }
 
-    private void audit(Exchange ex) {
+    /**
+     * The audit log, newest first, filtered by node, decision, rule, action and time
+     * ({@code since} inclusive, {@code until} exclusive, RFC 3339); paged with {@code before=<id>}
+     * ({@code next} in the answer). {@code format=jsonl} answers JSON Lines instead: one entry
+     * a line, every entry matched unless {@code limit} is given, streamed as it is read.
+     */
+    private void audit(Exchange ex) throws IOException {
         if (!(ex.caller() instanceof Principal.Admin)) {
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may read the audit log");
         }
@@ -51,10 +70,67 @@ final class OpsRoutes {
             case "deny" -> AuditEntry.Decision.DENY;
             default -> throw new ParleyException(ErrorCode.INVALID_REQUEST, "decision must be allow or deny");
         });
-        int limit = (int) ex.longQuery("limit", 1, 1000, ErrorCode.INVALID_REQUEST).orElse(100);
+        Optional<String> rule = ex.query("rule").map(r -> word("rule", r));
+        Optional<String> action = ex.query("action").map(a -> word("action", a));
+        Optional<Instant> since = ex.query("since").map(t -> time("since", t));
+        Optional<Instant> until = ex.query("until").map(t -> time("until", t));
+        OptionalLong before = ex.longQuery("before", 1, Long.MAX_VALUE, ErrorCode.INVALID_REQUEST);
+        String format = ex.query("format").orElse("json");
+        boolean lines = switch (format) {
+            case "json" -> false;
+            case "jsonl" -> true;
+            default -> throw new ParleyException(ErrorCode.INVALID_REQUEST, "format must be json or jsonl");
+        };
+        OptionalLong limit = ex.longQuery("limit", 1, lines ? Integer.MAX_VALUE : MAX_PAGE, ErrorCode.INVALID_REQUEST);
+        AuditQuery query = new AuditQuery(node, decision, rule, action, since, until,
+                before.isPresent() ? Optional.of(before.getAsLong()) : Optional.empty(), (int) limit.orElse(100));
+        if (lines) {
+            exportLines(ex, query, limit.isPresent() ? limit.getAsLong() : Long.MAX_VALUE);
+            return;
+        }
+        List<AuditRecord> records = store.audit(query);
         ObjectNode out = Json.object();
         var items = out.putArray("items");
-        store.audit(new AuditQuery(node, decision, limit)).forEach(r -> items.add(Views.audit(r)));
+        records.forEach(r -> items.add(Views.audit(r)));
+        out.put("next", records.size() == query.limit() ? records.getLast().id() : null);
         ex.json(200, out);
+    }
+
+    /** Writes every matching entry, a page at a time, as JSON Lines. */
+    private void exportLines(Exchange ex, AuditQuery query, long limit) throws IOException {
+        ex.response().status(Status.OK_200);
+        ex.response().header(HeaderNames.CONTENT_TYPE, "application/x-ndjson");
+        try (OutputStream out = ex.response().outputStream()) {
+            long written = 0;
+            AuditQuery page = query.limit((int) Math.min(MAX_PAGE, limit));
+            while (written < limit) {
+                List<AuditRecord> records = store.audit(page);
+                for (AuditRecord record : records) {
+                    out.write(Json.bytes(Views.audit(record)));
+                    out.write('\n');
+                }
+                written += records.size();
+                if (records.size() < page.limit()) {
+                    break;
+                }
+                page = page.before(records.getLast().id()).limit((int) Math.min(MAX_PAGE, limit - written));
+            }
+        }
+    }
+
+    private static String word(String name, String value) {
+        if (!value.matches("[\\x21-\\x7e]{1,128}")) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, name + " must be 1 to 128 printable ASCII characters");
+        }
+        return value;
+    }
+
+    private static Instant time(String name, String value) {
+        try {
+            return OffsetDateTime.parse(value).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, name
+                    + " must be an RFC 3339 time such as 2026-11-22T10:00:00.000Z");
+        }
     }
 }

@@ -36,6 +36,16 @@ final class Routes {
         this.maxBodyBytes = maxBodyBytes;
     }
 
+    // --- rate limits (issue 4): checked in the guard, before any endpoint ---
+    private RequestLimiter limiter;
+
+    /** Every request passes {@code requestLimiter} before its endpoint runs; set before {@link #install}. */
+    Routes limitWith(RequestLimiter requestLimiter) {
+        this.limiter = requestLimiter;
+        return this;
+    }
+    // --- end rate limits ---
+
     Routes get(String path, Endpoint endpoint) {
         return on(Method.GET, path, endpoint);
     }
@@ -76,6 +86,9 @@ final class Routes {
         return (request, response) -> {
             Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
             try {
+                if (limiter != null) {
+                    limiter.admit(exchange); // rate limits (issue 4)
+                }
                 endpoint.handle(exchange);
             } catch (ParleyException e) {
                 if (!response.isSent()) {

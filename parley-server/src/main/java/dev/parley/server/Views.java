@@ -101,6 +101,43 @@ final class Views {
         out.put("reason", a.reason());
         out.put("envelopeId", a.envelopeId().orElse(null));
         out.put("policyVersion", a.policyVersion());
+        out.put("rule", a.rule().orElse(null));
+        out.put("id", record.id());
+        return out;
+    }
+
+    // Policy rules and payload schemas (issue 4).
+
+    static ObjectNode policy(LivePolicy.State state) {
+        ObjectNode out = Json.object();
+        out.put("version", state.version());
+        var rules = out.putArray("rules");
+        state.rules().forEach(r -> rules.addObject().put("name", r.name()).put("effect", r.effect().wire())
+                .put("when", r.when()));
+        out.put("source", state.source().map(p -> p.toAbsolutePath().toString()).orElse(null));
+        out.put("loadedAt", state.loadedAt().map(Json::time).orElse(null));
+        if (state.lastError().isEmpty()) {
+            out.putNull("lastError");
+        } else {
+            LivePolicy.LoadError error = state.lastError().get();
+            ObjectNode e = out.putObject("lastError");
+            e.put("at", Json.time(error.at()));
+            e.put("message", error.message());
+            var problems = e.putArray("problems");
+            error.problems().forEach(p -> problems.addObject()
+                    .put("index", p.index().orElse(null))
+                    .put("rule", p.rule().orElse(null))
+                    .put("error", p.error()));
+        }
+        return out;
+    }
+
+    static ObjectNode schema(dev.parley.core.SchemaStore.StoredSchema schema) {
+        ObjectNode out = Json.object();
+        out.put("kind", schema.kind());
+        out.set("schema", raw(Optional.of(schema.schema())));
+        out.put("version", schema.version());
+        out.put("updatedAt", Json.time(schema.updatedAt()));
         return out;
     }
 

@@ -168,7 +168,7 @@ final class Ledger {
 
     static void insertEnvelope(Statements s, Envelope e) throws SQLException {
         PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
-                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
+                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
         insert.setString(1, e.id());
         insert.setLong(2, e.seq());
         insert.setString(3, e.from().value());
@@ -185,12 +185,13 @@ final class Ledger {
         insert.setString(14, e.trace().route().wire());
         insert.setString(15, e.trace().policyVersion());
         Rows.setNullable(insert, 16, e.topic());
+        Rows.setNullable(insert, 17, e.trace().rule());
         insert.executeUpdate();
     }
 
     static void insertAudit(Statements s, AuditEntry a) throws SQLException {
-        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version,"
+                + " rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.setLong(1, a.at().toEpochMilli());
         insert.setString(2, a.actor());
         insert.setString(3, a.action());
@@ -199,6 +200,7 @@ final class Ledger {
         insert.setString(6, a.reason());
         Rows.setNullable(insert, 7, a.envelopeId());
         insert.setString(8, a.policyVersion());
+        Rows.setNullable(insert, 9, a.rule());
         insert.executeUpdate();
     }
 }

@@ -16,8 +16,12 @@ import java.util.List;
  */
 final class Migrations {
     /** In order; the position + 1 is the version a script brings the schema to. */
-    private static final List<String> SCRIPTS = List.of("V1__hub_core.sql", "V2__delivery.sql",
-            "V3__task_webhooks.sql");
+    private static final List<String> SCRIPTS = List.of(
+            "V1__hub_core.sql",
+            "V2__delivery.sql",
+            "V3__admission.sql",
+            "V4__policy.sql",
+            "V5__task_webhooks.sql");
 
     private Migrations() {
     }

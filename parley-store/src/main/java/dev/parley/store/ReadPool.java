@@ -30,7 +30,7 @@ final class ReadPool implements AutoCloseable {
     ReadPool(Path file, int size) throws SQLException {
         idle = new ArrayBlockingQueue<>(size);
         for (int i = 0; i < size; i++) {
-            Statements statements = new Statements(Connections.open(file, false));
+            Statements statements = new Statements(Connections.open(file, Connections.Role.READER));
             all.add(statements);
             idle.add(statements);
         }

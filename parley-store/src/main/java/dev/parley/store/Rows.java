@@ -23,7 +23,9 @@ final class Rows {
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
     static final String ENVELOPE_COLUMNS = "id, seq, from_node, to_node, kind, text, data, corr_id, thread_id, "
-            + "message_id, meta, created_at, attempt, route, policy_version, topic";
+            + "message_id, meta, created_at, attempt, route, policy_version, topic, rule";
+    /** The position of the first column a query selects after {@link #ENVELOPE_COLUMNS}. */
+    static final int AFTER_ENVELOPE = 18;
 
     private Rows() {
     }
@@ -35,7 +37,8 @@ final class Rows {
                 Optional.ofNullable(rs.getString(9)), Optional.ofNullable(rs.getString(16)),
                 Optional.ofNullable(rs.getString(10)),
                 stringMap(rs.getString(11)), Instant.ofEpochMilli(rs.getLong(12)),
-                new Trace(rs.getInt(13), Route.parse(rs.getString(14)), rs.getString(15)));
+                new Trace(rs.getInt(13), Route.parse(rs.getString(14)), rs.getString(15),
+                        Optional.ofNullable(rs.getString(17))));
     }
 
     static String json(Map<String, String> map) {

@@ -103,9 +103,10 @@ public final class SqliteDeliveries implements DeliveryStore {
             List<Due> out = new ArrayList<>();
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(17)),
-                            Purpose.valueOf(rs.getString(18).toUpperCase(Locale.ROOT)), rs.getInt(19),
-                            Instant.ofEpochMilli(rs.getLong(20))));
+                    int next = Rows.AFTER_ENVELOPE;
+                    out.add(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(next)),
+                            Purpose.valueOf(rs.getString(next + 1).toUpperCase(Locale.ROOT)), rs.getInt(next + 2),
+                            Instant.ofEpochMilli(rs.getLong(next + 3))));
                 }
             }
             return out;
@@ -314,7 +315,9 @@ public final class SqliteDeliveries implements DeliveryStore {
         try (rs) {
             List<DeadLetter> out = new ArrayList<>();
             while (rs.next()) {
-                out.add(new DeadLetter(Rows.envelope(rs), rs.getString(17), rs.getInt(18), Instant.ofEpochMilli(rs.getLong(19))));
+                int next = Rows.AFTER_ENVELOPE;
+                out.add(new DeadLetter(Rows.envelope(rs), rs.getString(next), rs.getInt(next + 1),
+                        Instant.ofEpochMilli(rs.getLong(next + 2))));
             }
             return out;
         }

@@ -57,9 +57,14 @@ public final class SqliteStore implements EventStore {
     /** Taps on task changes, shared by every {@link SqliteTasks} of this store. */
     private final List<TaskTap> taskTaps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private SqliteStore(Writer writer, ReadPool readers) {
+    private final Checkpointer checkpointer;
+    private final DeliveryMarks marks;
+
+    private SqliteStore(Writer writer, ReadPool readers, Checkpointer checkpointer) {
         this.writer = writer;
         this.readers = readers;
+        this.checkpointer = checkpointer;
+        this.marks = new DeliveryMarks(writer);
     }
 
     /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
@@ -71,9 +76,10 @@ public final class SqliteStore implements EventStore {
         }
         Path file = dataDir.resolve(FILE_NAME);
         try {
-            Statements writeConnection = new Statements(Connections.open(file, true));
+            Statements writeConnection = new Statements(Connections.open(file, Connections.Role.WRITER));
             Migrations.apply(writeConnection.connection());
-            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS));
+            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS),
+                    new Checkpointer(file));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
@@ -106,6 +112,13 @@ public final class SqliteStore implements EventStore {
     public SqliteTaskWebhooks taskWebhooks(Sealer sealer) {
         return new SqliteTaskWebhooks(writer, readers, sealer);
     }
+
+    // --- admission by invite and rate limits (issue 4) ---
+    /** Invites, nonces, redeemed tickets, node keys and rate overrides, on the same writer and readers. */
+    public SqliteAdmissions admissions() {
+        return new SqliteAdmissions(writer, readers);
+    }
+    // --- end admission by invite and rate limits ---
 
     @Override
     public GraphSnapshot loadGraph() {
@@ -271,10 +284,7 @@ public final class SqliteStore implements EventStore {
         if (delivered.isEmpty()) {
             return;
         }
-        writer.enqueue(tx -> {
-            Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter);
-            return null;
-        });
+        marks.add(delivered, at, redeliverAfter);
     }
 
     @Override
@@ -290,9 +300,9 @@ public final class SqliteStore implements EventStore {
                     return Optional.empty();
                 }
                 envelope = Rows.envelope(rs);
-                state = DeliveryState.parse(rs.getString(17));
+                state = DeliveryState.parse(rs.getString(Rows.AFTER_ENVELOPE));
                 timeline.add(new TimelineEntry(DeliveryState.ACCEPTED, envelope.createdAt(), ""));
-                long deliveredAt = rs.getLong(18);
+                long deliveredAt = rs.getLong(Rows.AFTER_ENVELOPE + 1);
                 if (!rs.wasNull()) {
                     timeline.add(new TimelineEntry(DeliveryState.DELIVERED, Instant.ofEpochMilli(deliveredAt), ""));
                 }
@@ -335,31 +345,84 @@ public final class SqliteStore implements EventStore {
 
     @Override
     public List<AuditRecord> audit(AuditQuery query) {
+        // Only the filters given take part in the statement, so each stays an indexed lookup;
+        // the few shapes this produces are prepared once each.
+        StringBuilder sql = new StringBuilder("SELECT id, at, actor, action, target, decision, reason, envelope_id,"
+                + " policy_version, rule FROM audit WHERE 1 = 1");
+        List<Object> args = new ArrayList<>();
+        query.node().ifPresent(n -> {
+            sql.append(" AND (actor = ? OR target = ?)");
+            args.add(n);
+            args.add(n);
+        });
+        query.decision().ifPresent(d -> {
+            sql.append(" AND decision = ?");
+            args.add(d.wire());
+        });
+        query.rule().ifPresent(r -> {
+            sql.append(" AND rule = ?");
+            args.add(r);
+        });
+        query.action().ifPresent(a -> {
+            sql.append(" AND action = ?");
+            args.add(a);
+        });
+        query.since().ifPresent(t -> {
+            sql.append(" AND at >= ?");
+            args.add(t.toEpochMilli());
+        });
+        query.until().ifPresent(t -> {
+            sql.append(" AND at < ?");
+            args.add(t.toEpochMilli());
+        });
+        query.before().ifPresent(id -> {
+            sql.append(" AND id < ?");
+            args.add(id);
+        });
+        sql.append(" ORDER BY id DESC LIMIT ?");
+        args.add(query.limit());
         return readers.read(s -> {
-            String sql = "SELECT id, at, actor, action, target, decision, reason, envelope_id, policy_version FROM audit"
-                    + " WHERE (? IS NULL OR actor = ? OR target = ?) AND (? IS NULL OR decision = ?)"
-                    + " ORDER BY id DESC LIMIT ?";
-            var select = s.get(sql);
-            String node = query.node().orElse(null);
-            String decision = query.decision().map(AuditEntry.Decision::wire).orElse(null);
-            select.setString(1, node);
-            select.setString(2, node);
-            select.setString(3, node);
-            select.setString(4, decision);
-            select.setString(5, decision);
-            select.setInt(6, query.limit());
+            var select = s.get(sql.toString());
+            for (int i = 0; i < args.size(); i++) {
+                if (args.get(i) instanceof Long l) {
+                    select.setLong(i + 1, l);
+                } else if (args.get(i) instanceof Integer n) {
+                    select.setInt(i + 1, n);
+                } else {
+                    select.setString(i + 1, (String) args.get(i));
+                }
+            }
             List<AuditRecord> out = new ArrayList<>();
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {
                     out.add(new AuditRecord(rs.getLong(1), new AuditEntry(Instant.ofEpochMilli(rs.getLong(2)),
                             rs.getString(3), rs.getString(4), rs.getString(5),
                             AuditEntry.Decision.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
-                            rs.getString(7), Optional.ofNullable(rs.getString(8)), rs.getString(9))));
+                            rs.getString(7), Optional.ofNullable(rs.getString(8)), rs.getString(9),
+                            Optional.ofNullable(rs.getString(10)))));
                 }
             }
             return out;
         });
     }
+
+    @Override
+    public int pruneAudit(Instant cutoff, int max) {
+        return writer.submit(tx -> {
+            var delete = tx.statements().get("DELETE FROM audit WHERE id IN (SELECT id FROM audit INDEXED BY audit_by_at"
+                    + " WHERE at < ? ORDER BY at LIMIT ?)");
+            delete.setLong(1, cutoff.toEpochMilli());
+            delete.setInt(2, max);
+            return delete.executeUpdate();
+        });
+    }
+
+    // --- policy rules and payload schemas (issue 4) ---
+    /** Payload schemas, on the same writer and readers. */
+    public SqliteSchemas schemas() {
+        return new SqliteSchemas(writer, readers);
+    }
+    // --- end policy rules and payload schemas ---
 
     @Override
     public long backlog() {
@@ -373,6 +436,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public void close() {
         writer.close();
+        checkpointer.close();
         readers.close();
     }
 

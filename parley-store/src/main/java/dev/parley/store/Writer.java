@@ -7,7 +7,6 @@ import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
 
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -111,16 +110,16 @@ final class Writer implements AutoCloseable {
         long start = System.nanoTime();
         Object[] results = new Object[batch.size()];
         Throwable[] failures = new Throwable[batch.size()];
-        try (Statement control = statements.connection().createStatement()) {
+        try {
             for (int i = 0; i < batch.size(); i++) {
-                control.execute("SAVEPOINT job");
+                statements.get("SAVEPOINT job").execute();
                 try {
                     results[i] = batch.get(i).job().run(tx);
-                    control.execute("RELEASE job");
+                    statements.get("RELEASE job").execute();
                     tx.keepJob();
                 } catch (SQLException | RuntimeException e) {
-                    control.execute("ROLLBACK TO job");
-                    control.execute("RELEASE job");
+                    statements.get("ROLLBACK TO job").execute();
+                    statements.get("RELEASE job").execute();
                     tx.dropJob();
                     failures[i] = e;
                 }

@@ -162,10 +162,12 @@ public final class BenchSendCommand implements Callable<Integer> {
             Thread.sleep(warmup * 1000L);
             Map<String, Double> m0 = metrics(admin, adminToken);
             long cpu0 = processCpuNanos();
+            long[] machine0 = machineCpuTicks();
             long w0 = System.nanoTime();
             Thread.sleep(seconds * 1000L);
             long w1 = System.nanoTime();
             long cpu1 = processCpuNanos();
+            long[] machine1 = machineCpuTicks();
             Map<String, Double> m1 = metrics(admin, adminToken);
             stop = true;
             for (Thread t : threads) {
@@ -189,6 +191,10 @@ public final class BenchSendCommand implements Callable<Integer> {
                     / delta(m0, m1, "parley_commit_latency_seconds_count");
             r.cpuPercent = cpu0 < 0 || cpu1 < 0 ? Double.NaN
                     : 100.0 * (cpu1 - cpu0) / (double) (w1 - w0) / Runtime.getRuntime().availableProcessors();
+            if (machine0 != null && machine1 != null && machine1[0] > machine0[0]) {
+                r.machinePercent = 100.0 * ((machine1[0] - machine0[0]) - (machine1[1] - machine0[1]))
+                        / (machine1[0] - machine0[0]);
+            }
             print(out, r);
             return r.lost == 0 && r.accepted > 0 ? 0 : 1;
         } finally {
@@ -323,6 +329,25 @@ public final class BenchSendCommand implements Callable<Integer> {
         return -1;
     }
 
+    /** {total, idle} jiffies from /proc/stat (Linux), or null. */
+    private static long[] machineCpuTicks() {
+        try {
+            String first = Files.readAllLines(Path.of("/proc/stat")).getFirst();
+            String[] f = first.trim().split("\\s+");
+            if (!f[0].equals("cpu") || f.length < 6) {
+                return null;
+            }
+            long total = 0;
+            for (int i = 1; i < Math.min(f.length, 9); i++) { // user..steal; guest is already in user
+                total += Long.parseLong(f[i]);
+            }
+            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+            return new long[] {total, idle};
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     private static long seenTotal(List<Reader> readers) {
         long total = 0;
         for (Reader r : readers) {
@@ -349,6 +374,7 @@ public final class BenchSendCommand implements Callable<Integer> {
         double commitsPerSecond;
         double meanCommitMs;
         double cpuPercent;
+        double machinePercent = Double.NaN;
     }
 
     private Result compute(Sender[] workers, List<Reader> readers, long w0, long w1, long acceptedTotal) {
@@ -438,6 +464,10 @@ public final class BenchSendCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  %-34s %.0f%% of %d cores%n", "process CPU (hub + bench) in window",
                     r.cpuPercent, Runtime.getRuntime().availableProcessors());
         }
+        if (!Double.isNaN(r.machinePercent)) {
+            out.printf(Locale.ROOT, "  %-34s %.0f%% (other processes about %.0f%%)%n", "machine CPU busy in window",
+                    r.machinePercent, Math.max(0, r.machinePercent - r.cpuPercent));
+        }
         if (json) {
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("senders", senders);
@@ -464,6 +494,7 @@ public final class BenchSendCommand implements Callable<Integer> {
             o.put("lost", r.lost);
             o.put("duplicatesOnStream", r.duplicatesOnStream);
             o.put("cpuPercent", round(r.cpuPercent));
+            o.put("machineCpuPercent", round(r.machinePercent));
             o.put("cores", Runtime.getRuntime().availableProcessors());
             out.println(JSON.writeValueAsString(o));
         }

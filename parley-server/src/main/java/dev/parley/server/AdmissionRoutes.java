@@ -1,0 +1,159 @@
+package dev.parley.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.AccessPolicy;
+import dev.parley.core.Admission;
+import dev.parley.core.AuditEntry;
+import dev.parley.core.CreatedNode;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.EventStore;
+import dev.parley.core.ExchangeRequest;
+import dev.parley.core.Invite;
+import dev.parley.core.IssuedInvite;
+import dev.parley.core.IssuedTicket;
+import dev.parley.core.NewInvite;
+import dev.parley.core.NodeId;
+import dev.parley.core.NodeKind;
+import dev.parley.core.NodeProof;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Principal;
+import dev.parley.core.Registry;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * Admission by invite: {@code POST /v1/invites} (admin, or a node for a child of itself),
+ * {@code POST /v1/auth/exchange} and {@code POST /v1/auth/redeem} (no bearer), and the
+ * hub's ticket keys ({@code GET /v1/auth/keys}, {@code POST /v1/auth/keys/rotate} for the admin).
+ */
+final class AdmissionRoutes {
+    private final Admission admission;
+    private final Registry registry;
+    private final SigningKeys keys;
+    private final EventStore store;
+    private final Metrics metrics;
+
+    AdmissionRoutes(Admission admission, Registry registry, SigningKeys keys, EventStore store, Metrics metrics) {
+        this.admission = admission;
+        this.registry = registry;
+        this.keys = keys;
+        this.store = store;
+        this.metrics = metrics;
+    }
+
+    void register(Routes routes) {
+        routes.post("/v1/invites", this::invite)
+                .post("/v1/auth/exchange", this::exchange)
+                .post("/v1/auth/redeem", this::redeem)
+                .get("/v1/auth/keys", this::keys)
+                .post("/v1/auth/keys/rotate", this::rotateKey);
+    }
+
+    private void invite(Exchange ex) {
+        Principal caller = ex.caller();
+        Body body = ex.body();
+        Optional<NodeId> nodeId = body.nodeId("nodeId");
+        NodeKind kind = body.string("kind").map(NodeKind::parse).orElse(NodeKind.EXTERNAL);
+        Optional<NodeId> parent = body.nodeId("parent");
+        var labels = body.stringMap("labels");
+        long ttl = body.longValue("ttlSeconds").orElse(NewInvite.DEFAULT_TTL.toSeconds());
+        if (ttl < NewInvite.MIN_TTL.toSeconds() || ttl > NewInvite.MAX_TTL.toSeconds()) {
+            throw Body.invalid("ttlSeconds must be between " + NewInvite.MIN_TTL.toSeconds() + " and "
+                    + NewInvite.MAX_TTL.toSeconds());
+        }
+        IssuedInvite issued = admission.invite(caller, new NewInvite(nodeId, kind, parent, labels, Duration.ofSeconds(ttl)));
+        Invite invite = issued.invite();
+        ObjectNode out = Json.object();
+        out.put("id", invite.id());
+        out.put("inviteToken", issued.token());
+        out.put("expiresAt", Json.time(invite.expiresAt()));
+        out.put("nodeId", invite.nodeId().map(NodeId::value).orElse(null));
+        out.put("kind", invite.kind().wire());
+        out.put("parent", invite.parent().map(NodeId::value).orElse(null));
+        ex.json(201, out);
+    }
+
+    /**
+     * Shape errors (a missing or ill-typed field: 400 {@code invalid_request}; a node id off
+     * its pattern: 400 {@code invalid_node_id}) come before the checks of the exchange.
+     */
+    private void exchange(Exchange ex) {
+        try {
+            Body body = ex.body();
+            String token = body.requiredString("inviteToken");
+            String nodeId = body.requiredString("nodeId");
+            String nonce = body.token("nonce").orElseThrow(() -> Body.invalid("field 'nonce' is required"));
+            Optional<String> publicKey = body.string("publicKey");
+            Optional<String> proof = body.string("proof");
+            IssuedTicket issued = admission.exchange(new ExchangeRequest(token, NodeId.of(nodeId), nonce, publicKey,
+                    proof));
+            metrics.exchange("issued");
+            ObjectNode out = Json.object();
+            out.put("ticket", issued.compact());
+            out.put("expiresAt", Json.time(issued.ticket().expiresAt()));
+            out.put("sessionId", issued.ticket().sessionId());
+            ex.json(200, out);
+        } catch (ParleyException e) {
+            metrics.exchange(e.code().wire());
+            throw e;
+        }
+    }
+
+    private void redeem(Exchange ex) {
+        try {
+            Body body = ex.body();
+            String ticket = body.requiredString("ticket");
+            CreatedNode created = admission.redeem(ticket);
+            metrics.redeem("created");
+            ObjectNode out = Views.node(created.node(), registry.children(created.node().id()),
+                    registry.group(created.node()));
+            out.remove("children");
+            out.put("token", created.token());
+            ex.json(201, out);
+        } catch (ParleyException e) {
+            metrics.redeem(e.code().wire());
+            throw e;
+        }
+    }
+
+    /** The public keys that verify tickets now, as a JWK set (RFC 7517, OKP/Ed25519), with the issuer. */
+    private void keys(Exchange ex) {
+        ObjectNode out = Json.object();
+        out.put("issuer", keys.issuer());
+        var list = out.putArray("keys");
+        for (SigningKeys.Key key : keys.verifiers()) {
+            ObjectNode jwk = list.addObject();
+            jwk.put("kty", "OKP");
+            jwk.put("crv", "Ed25519");
+            jwk.put("alg", JwtTickets.ALGORITHM);
+            jwk.put("use", "sig");
+            jwk.put("kid", key.kid());
+            jwk.put("x", NodeProof.encode(key.publicKey()));
+            jwk.put("createdAt", Json.time(key.createdAt()));
+            jwk.put("retiredAt", key.retiredAt().map(Json::time).orElse(null));
+        }
+        ex.json(200, out);
+    }
+
+    private void rotateKey(Exchange ex) {
+        if (!(ex.caller() instanceof Principal.Admin)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may rotate the hub's signing key");
+        }
+        String kid = rotate(keys, store, Instant.now());
+        ObjectNode out = Json.object();
+        out.put("kid", kid);
+        ex.json(200, out);
+    }
+
+    /** Rotates the signing key and audits it: the admin endpoint and {@link Hub#rotateSigningKey()} alike. */
+    static String rotate(SigningKeys keys, EventStore store, Instant at) {
+        String previous = keys.active().kid();
+        String kid = keys.rotate();
+        store.audit(new AuditEntry(at, "admin", "auth.keys.rotate", kid, AuditEntry.Decision.ALLOW,
+                "signing key " + previous + " retired (it verifies until its tickets expire); " + kid + " signs now",
+                Optional.empty(), AccessPolicy.VERSION));
+        return kid;
+    }
+}

@@ -1,0 +1,192 @@
+package dev.parley.server.policy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.server.HubConfig;
+import dev.parley.server.it.HubFixture;
+import dev.parley.server.it.HubFixture.Resp;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import static dev.parley.server.it.HubFixture.assertError;
+import static dev.parley.server.it.HubFixture.assertStatus;
+import static dev.parley.server.it.HubFixture.rfc3339;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The audit log's filters, its JSON Lines export, and its retention. */
+class AuditQueryTest {
+    @TempDir
+    Path dir;
+    private HubFixture hub;
+
+    @AfterEach
+    void stop() {
+        if (hub != null) {
+            hub.close();
+        }
+    }
+
+    private List<JsonNode> audit(String query) {
+        return assertStatus(200, hub.get(hub.admin(), "/v1/audit" + query)).items();
+    }
+
+    private List<JsonNode> lines(String query) {
+        Resp r = hub.get(hub.admin(), "/v1/audit" + query);
+        assertEquals(200, r.status(), r::toString);
+        assertEquals("application/x-ndjson", r.headers().firstValue("Content-Type").orElse(""));
+        List<JsonNode> out = new ArrayList<>();
+        for (String line : r.body().split("\n")) {
+            if (!line.isEmpty()) {
+                try {
+                    out.add(HubFixture.JSON.readTree(line));
+                } catch (IOException e) {
+                    throw new UncheckedIOException("not a JSON line: " + line, e);
+                }
+            }
+        }
+        assertTrue(r.body().isEmpty() || r.body().endsWith("\n"), "every line ends with a newline");
+        return out;
+    }
+
+    private static List<Long> ids(List<JsonNode> entries) {
+        return entries.stream().map(e -> e.get("id").asLong()).toList();
+    }
+
+    @Test
+    void filtersByRuleActionDecisionNodeAndTimeAndPagesWithBefore() throws Exception {
+        Path file = dir.resolve("policy.json");
+        PolicyFiles.write(file, PolicyFiles.json(List.of(PolicyFiles.deny("no-w2", "target.id == 'w2'"))));
+        hub = HubFixture.start(dir.resolve("data"), c -> c.withPolicy(Optional.of(file)));
+        String lead = hub.createNode("lead", null);
+        hub.createNode("w1", "lead");
+        hub.createNode("w2", "lead");
+        Instant start = Instant.now().minusMillis(1);
+        for (int i = 0; i < 5; i++) {
+            hub.sendOk(lead, "w1", "m" + i);
+            assertError(hub.send(lead, "w2", "m" + i), 403, "acl_denied");
+        }
+        Instant mid = Instant.parse(audit("?action=send&limit=1").getFirst().get("at").asText()).plusMillis(1);
+
+        List<JsonNode> byRule = audit("?rule=no-w2");
+        assertEquals(5, byRule.size());
+        byRule.forEach(e -> {
+            assertEquals("deny", e.get("decision").asText());
+            assertEquals("no-w2", e.get("rule").asText());
+        });
+        assertEquals(byRule, audit("?rule=no-w2&decision=deny&action=send&node=w2"));
+        assertTrue(audit("?rule=no-w2&decision=allow").isEmpty());
+        assertTrue(audit("?rule=other").isEmpty());
+
+        List<JsonNode> sends = audit("?action=send");
+        assertEquals(10, sends.size());
+        assertTrue(sends.stream().allMatch(e -> e.get("action").asText().equals("send")));
+        assertEquals(3, audit("?action=node.create").size());
+        assertEquals(5, audit("?action=send&decision=allow&node=w1").size());
+
+        List<Long> all = ids(audit("?limit=1000"));
+        List<Long> sorted = new ArrayList<>(all);
+        sorted.sort((a, b) -> Long.compare(b, a));
+        assertEquals(sorted, all, "newest first");
+
+        // Time: since is inclusive, until exclusive.
+        assertEquals(10, audit("?action=send&since=" + rfc3339(start)).size());
+        assertTrue(audit("?since=" + rfc3339(mid)).isEmpty());
+        assertEquals(audit("?limit=1000").size(), audit("?until=" + rfc3339(mid) + "&limit=1000").size());
+        assertTrue(audit("?until=" + rfc3339(start.minusSeconds(60))).isEmpty());
+        assertEquals(10, audit("?action=send&since=" + rfc3339(start).replace("Z", "%2B00:00")).size(), "offsets parse");
+
+        // Paging: next is the id to pass as before=, null on the last page.
+        Resp first = hub.get(hub.admin(), "/v1/audit?action=send&limit=4");
+        assertEquals(4, first.items().size());
+        long next = first.num("next");
+        assertEquals(ids(first.items()).getLast(), next);
+        Resp second = hub.get(hub.admin(), "/v1/audit?action=send&limit=4&before=" + next);
+        Resp third = hub.get(hub.admin(), "/v1/audit?action=send&limit=4&before=" + second.num("next"));
+        assertEquals(2, third.items().size());
+        assertTrue(third.get("next").isNull());
+        List<Long> paged = new ArrayList<>(ids(first.items()));
+        paged.addAll(ids(second.items()));
+        paged.addAll(ids(third.items()));
+        assertEquals(ids(sends), paged);
+
+        assertError(hub.get(hub.admin(), "/v1/audit?since=yesterday"), 400, "invalid_request");
+        assertError(hub.get(hub.admin(), "/v1/audit?until=2026-13-01T00:00:00Z"), 400, "invalid_request");
+        assertError(hub.get(hub.admin(), "/v1/audit?format=xml"), 400, "invalid_request");
+        assertError(hub.get(hub.admin(), "/v1/audit?before=0"), 400, "invalid_request");
+        assertError(hub.get(hub.admin(), "/v1/audit?limit=1001"), 400, "invalid_request");
+        assertError(hub.get(lead, "/v1/audit?format=jsonl"), 403, "forbidden");
+    }
+
+    @Test
+    void exportsJsonLinesStreamingEverythingOrAPage() {
+        hub = HubFixture.start(dir);
+        String lead = hub.createNode("lead", null);
+        List<String> senders = new ArrayList<>();
+        for (int n = 0; n < 4; n++) {
+            senders.add(hub.createNode("w" + n, "lead"));
+        }
+        for (int i = 0; i < 1204; i++) { // more than one page of the export's reads, spread within the rate limits
+            hub.sendOk(senders.get(i % 4), "lead", "m" + i);
+        }
+        List<JsonNode> everything = lines("?format=jsonl");
+        assertEquals(1209, everything.size(), "five node creations and every send");
+        List<Long> ids = ids(everything);
+        assertEquals(ids.stream().distinct().count(), ids.size(), "no entry twice across pages");
+        for (int i = 1; i < ids.size(); i++) {
+            assertTrue(ids.get(i) < ids.get(i - 1), "newest first across pages");
+        }
+        JsonNode line = everything.getFirst();
+        for (String field : List.of("id", "at", "actor", "action", "target", "decision", "reason", "envelopeId",
+                "policyVersion", "rule")) {
+            assertTrue(line.has(field), field + " missing in " + line);
+        }
+        assertEquals(audit("?limit=1"), List.of(line), "the same view as the JSON answer");
+
+        List<JsonNode> page = lines("?format=jsonl&action=send&limit=10");
+        assertEquals(10, page.size());
+        List<JsonNode> nextPage = lines("?format=jsonl&action=send&limit=10&before=" + page.getLast().get("id").asLong());
+        assertEquals(10, nextPage.size());
+        assertTrue(nextPage.getFirst().get("id").asLong() < page.getLast().get("id").asLong());
+        assertEquals(1204, lines("?format=jsonl&action=send").size());
+        assertTrue(lines("?format=jsonl&action=nothing").isEmpty());
+    }
+
+    @Test
+    void retentionPrunesOldEntriesThroughTheWriter() {
+        hub = HubFixture.start(dir, c -> c.withAuditRetention(Duration.ofMillis(1500)));
+        String lead = hub.createNode("lead", null);
+        String w1 = hub.createNode("w1", "lead");
+        for (int i = 0; i < 20; i++) {
+            hub.sendOk(lead, "w1", "m" + i);
+        }
+        assertFalse(audit("?action=send").isEmpty(), "fresh entries are kept");
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50))
+                .until(() -> audit("?limit=1000").isEmpty());
+        assertTrue(hub.metric("parley_audit_pruned_total") >= 22);
+        // The log goes on: new entries are written (and kept until they age).
+        hub.sendOk(lead, "w1", "after pruning");
+        assertEquals(1, audit("?action=send").size());
+        assertEquals(21, hub.inbox(w1).size(), "pruning touches only the audit log");
+    }
+
+    @Test
+    void theDefaultRetentionIsThirtyDays() {
+        assertEquals(Duration.ofDays(30), HubConfig.defaults(dir).policy().auditRetention());
+        hub = HubFixture.start(dir);
+        String lead = hub.createNode("lead", null);
+        hub.sendOk(lead, "lead", "to myself");
+        assertEquals(2, audit("").size());
+    }
+}

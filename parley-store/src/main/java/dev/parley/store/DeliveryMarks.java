@@ -1,0 +1,41 @@
+package dev.parley.store;
+
+import dev.parley.core.Envelope;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Delivery marks from every stream, gathered so that one writer job records all marks
+ * made since the last one. Without it each stream's batch was a job of its own, and
+ * those jobs made up a large share of every commit.
+ */
+final class DeliveryMarks {
+    private record Mark(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
+    }
+
+    private final Writer writer;
+    private final ConcurrentLinkedQueue<Mark> pending = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean queued = new AtomicBoolean();
+
+    DeliveryMarks(Writer writer) {
+        this.writer = writer;
+    }
+
+    void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
+        pending.add(new Mark(envelopes, at, redeliverAfter));
+        if (queued.compareAndSet(false, true)) {
+            writer.enqueue(tx -> {
+                queued.set(false); // before draining: a mark added from here on queues the next job
+                for (Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
+                    Ledger.markDelivered(tx.statements(), mark.envelopes(), mark.at(), mark.redeliverAfter());
+                }
+                return null;
+            });
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package dev.parley.store;
+
+import dev.parley.core.AuditEntry;
+import dev.parley.core.AuditQuery;
+import dev.parley.core.AuditRecord;
+import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.JsonText;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Route;
+import dev.parley.core.SchemaStore;
+import dev.parley.core.Trace;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The audit log's filters and pruning, the rule kept with envelopes, and stored payload schemas. */
+class SqliteAuditAndSchemasTest {
+    private static final Instant T0 = Instant.parse("2026-11-22T10:00:00.000Z");
+
+    @TempDir
+    Path dir;
+    private SqliteStore store;
+
+    private SqliteStore open() {
+        store = SqliteStore.open(dir, envelope -> { }, (count, nanos) -> { });
+        return store;
+    }
+
+    @AfterEach
+    void close() {
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    private static AuditEntry entry(int second, String action, AuditEntry.Decision decision, Optional<String> rule) {
+        return new AuditEntry(T0.plusSeconds(second), "a" + (second % 2), action, "t", decision, "why", Optional.empty(),
+                "p-000000000000", rule);
+    }
+
+    private static List<Integer> seconds(List<AuditRecord> records) {
+        return records.stream().map(r -> (int) (r.entry().at().getEpochSecond() - T0.getEpochSecond())).toList();
+    }
+
+    private static AuditQuery all(int limit) {
+        return new AuditQuery(Optional.empty(), Optional.empty(), limit);
+    }
+
+    @Test
+    void filtersCombineAndPagesFollowBefore() {
+        open();
+        for (int s = 0; s < 10; s++) {
+            store.audit(entry(s, s < 5 ? "send" : "node.create", s % 3 == 0 ? AuditEntry.Decision.DENY
+                    : AuditEntry.Decision.ALLOW, s % 3 == 0 ? Optional.of("r" + (s % 2)) : Optional.empty()));
+        }
+        assertEquals(List.of(9, 8, 7, 6, 5, 4, 3, 2, 1, 0), seconds(store.audit(all(100))));
+        assertEquals(List.of(9, 3), seconds(store.audit(new AuditQuery(Optional.empty(), Optional.empty(),
+                Optional.of("r1"), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), 100))));
+        AuditRecord denied = store.audit(new AuditQuery(Optional.empty(), Optional.empty(), Optional.of("r0"),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), 100)).getFirst();
+        assertEquals(Optional.of("r0"), denied.entry().rule());
+        assertEquals(List.of(4, 3, 2, 1, 0), seconds(store.audit(new AuditQuery(Optional.empty(), Optional.empty(),
+                Optional.empty(), Optional.of("send"), Optional.empty(), Optional.empty(), Optional.empty(), 100))));
+        assertEquals(List.of(5, 4, 3), seconds(store.audit(new AuditQuery(Optional.empty(), Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.of(T0.plusSeconds(3)), Optional.of(T0.plusSeconds(6)),
+                Optional.empty(), 100))), "since inclusive, until exclusive");
+        assertEquals(List.of(3), seconds(store.audit(new AuditQuery(Optional.of("a1"), Optional.of(AuditEntry.Decision.DENY),
+                Optional.empty(), Optional.of("send"), Optional.empty(), Optional.empty(), Optional.empty(), 100))));
+
+        List<AuditRecord> first = store.audit(all(4));
+        List<AuditRecord> second = store.audit(all(4).before(first.getLast().id()));
+        assertEquals(List.of(9, 8, 7, 6), seconds(first));
+        assertEquals(List.of(5, 4, 3, 2), seconds(second));
+    }
+
+    @Test
+    void pruningDeletesOnlyWhatIsOlderThanTheCutoffInBatches() {
+        open();
+        for (int s = 0; s < 10; s++) {
+            store.audit(entry(s, "send", AuditEntry.Decision.ALLOW, Optional.empty()));
+        }
+        assertEquals(3, store.pruneAudit(T0.plusSeconds(7), 3));
+        assertEquals(3, store.pruneAudit(T0.plusSeconds(7), 3));
+        assertEquals(1, store.pruneAudit(T0.plusSeconds(7), 3));
+        assertEquals(0, store.pruneAudit(T0.plusSeconds(7), 3));
+        assertEquals(List.of(9, 8, 7), seconds(store.audit(all(100))));
+    }
+
+    @Test
+    void theRuleThatAllowedAnEnvelopeIsKeptWithIt() {
+        open();
+        Envelope draft = new Envelope("0193f0c4-0000-7000-8000-000000000001", 0, NodeId.of("x1"), NodeId.of("w1"),
+                "message", Optional.of("hi"), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+                Optional.empty(), Map.of(), T0, new Trace(1, Route.POLICY, "p-000000000000", Optional.of("widen")));
+        store.append(draft, entry(0, "send", AuditEntry.Decision.ALLOW, Optional.of("widen")), Optional.empty(),
+                Optional.empty());
+        store.close();
+        open();
+        Envelope stored = store.inboxAfter(NodeId.of("w1"), 0, 10).getFirst();
+        assertEquals(draft.trace(), stored.trace());
+        assertEquals(draft.trace(), store.message(draft.id()).orElseThrow().envelope().trace());
+        assertEquals(Optional.of("widen"), store.audit(all(1)).getFirst().entry().rule());
+    }
+
+    @Test
+    void schemasAreSetReplacedListedAndRemoved() {
+        SqliteSchemas schemas = open().schemas();
+        AuditEntry audit = entry(0, "schema.put", AuditEntry.Decision.ALLOW, Optional.empty());
+        schemas.putSchema(new SchemaStore.StoredSchema("order", new JsonText("{\"type\":\"object\"}"), "s-1", T0), audit);
+        schemas.putSchema(new SchemaStore.StoredSchema("note", new JsonText("{}"), "s-2", T0), audit);
+        schemas.putSchema(new SchemaStore.StoredSchema("order", new JsonText("{\"type\":\"array\"}"), "s-3",
+                T0.plusSeconds(1)), audit);
+        assertEquals(List.of(new SchemaStore.StoredSchema("note", new JsonText("{}"), "s-2", T0),
+                new SchemaStore.StoredSchema("order", new JsonText("{\"type\":\"array\"}"), "s-3", T0.plusSeconds(1))),
+                schemas.schemas());
+        schemas.deleteSchema("note", audit);
+        ParleyException missing = assertThrows(ParleyException.class, () -> schemas.deleteSchema("note", audit));
+        assertEquals(ErrorCode.SCHEMA_NOT_FOUND, missing.code());
+        assertEquals(List.of("order"), schemas.schemas().stream().map(SchemaStore.StoredSchema::kind).toList());
+        assertEquals(4, store.audit(all(100)).size(), "three puts and one delete, not the refused delete");
+        assertTrue(store.audit(all(100)).stream().allMatch(r -> r.entry().rule().isEmpty()));
+    }
+}
