@@ -38,9 +38,7 @@ import picocli.CommandLine.ScopeType;
                 KeysCommand.class,
                 VersionCommand.class,
                 BenchCommand.class,
-                // ---- issue 5 (MCP channel bridge): begin ----
                 McpCommand.class,
-                // ---- issue 5 (MCP channel bridge): end ----
                 HelpCommand.class,
         },
         footerHeading = "%nClient commands use PARLEY_URL (default " + HubOptions.DEFAULT_URL

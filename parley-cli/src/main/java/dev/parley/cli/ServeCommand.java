@@ -41,12 +41,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "How deep lineage may go; 1 means a child may not create nodes (default: ${DEFAULT-VALUE}).")
     int maxDepth;
 
-    // ---- issue 5 (MCP channel bridge): begin ----
     @Option(names = "--mcp-unauthenticated-as", paramLabel = "NODE",
             description = "Conformance runs only: MCP requests to /mcp without any Authorization header act as NODE."
                     + " Refused unless the hub listens on loopback.")
     String mcpUnauthenticatedAs;
-    // ---- issue 5 (MCP channel bridge): end ----
     @Option(names = "--policy", paramLabel = "FILE",
             description = {"Policy rules, JSON or YAML:",
                     "{\"rules\": [{\"name\", \"effect\": \"allow\"|\"deny\", \"when\": CEL}]}.",
@@ -80,7 +78,6 @@ final class ServeCommand implements Callable<Integer> {
             spec.commandLine().getErr().flush();
             return ExitStatus.REFUSED;
         }
-        // ---- issue 5 (MCP channel bridge): begin ----
         if (mcpUnauthenticatedAs != null) {
             try {
                 hub.allowUnauthenticatedMcp(mcpUnauthenticatedAs);
@@ -91,7 +88,6 @@ final class ServeCommand implements Callable<Integer> {
                 return ExitStatus.REFUSED;
             }
         }
-        // ---- issue 5 (MCP channel bridge): end ----
         out.println("parley hub listening on " + hub.url());
         if (hub.adminTokenCreated()) {
             out.println("admin token (shown once; stored in " + data.resolve("admin.token").toAbsolutePath() + "):");

@@ -9,14 +9,13 @@ public enum ErrorCode {
     INVALID_NODE_ID(400),
     INVALID_CURSOR(400),
     INVALID_TOPIC(400),
-    // --- policy rules and payload schemas (issue 4) ---
+    // --- policy rules and payload schemas ---
     /** A JSON Schema document that is not a valid 2020-12 schema, or that this hub cannot use. */
     INVALID_SCHEMA(400),
     /** An envelope whose {@code data} breaks the schema of its kind. */
     SCHEMA_VIOLATION(400),
     /** No schema is set for the kind. */
     SCHEMA_NOT_FOUND(404),
-    // --- end policy rules and payload schemas ---
     UNAUTHORIZED(401),
     FORBIDDEN(403),
     ACL_DENIED(403),
@@ -34,7 +33,7 @@ public enum ErrorCode {
     INVALID_TRANSITION(409),
     PAYLOAD_TOO_LARGE(413),
     UNSUPPORTED_MEDIA_TYPE(415),
-    // --- admission by invite and rate limits (issue 4) ---
+    // --- admission by invite and rate limits ---
     /** An invite token that names no invite. */
     INVALID_TOKEN(401),
     /** An invite past its expiry. */
@@ -53,7 +52,6 @@ public enum ErrorCode {
     REPLAY_DETECTED(409),
     /** A ticket already redeemed, or one whose invite was already redeemed. */
     TICKET_ALREADY_USED(409),
-    // --- end admission by invite and rate limits ---
     RATE_LIMITED(429),
     INTERNAL(500),
     UNAVAILABLE(503),

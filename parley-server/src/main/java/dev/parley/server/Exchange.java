@@ -61,7 +61,7 @@ final class Exchange {
                 && address.getAddress() != null && address.getAddress().isLoopbackAddress();
     }
 
-    // --- admission and rate limits (issue 4) ---
+    // --- admission and rate limits ---
     /** The request path, without the query. */
     String requestPath() {
         return request.path().path();
@@ -72,7 +72,6 @@ final class Exchange {
         return request.remotePeer().address() instanceof InetSocketAddress address && address.getAddress() != null
                 ? address.getAddress().getHostAddress() : String.valueOf(request.remotePeer().address());
     }
-    // --- end admission and rate limits ---
 
     String path(String name) {
         return request.path().pathParameters().get(name);
@@ -137,12 +136,10 @@ final class Exchange {
         return request;
     }
 
-    // ---- issue 5 (MCP over HTTP): begin ----
     /** Whether the request carries an Authorization header at all (right or wrong). */
     boolean hasAuthorization() {
         return request.headers().contains(HeaderNames.AUTHORIZATION);
     }
-    // ---- issue 5 (MCP over HTTP): end ----
 
     void json(int status, Object tree) {
         send(status, "application/json", Json.bytes(tree));
@@ -161,13 +158,12 @@ final class Exchange {
         body.put("error", e.code().wire());
         body.put("message", e.getMessage());
         e.details().forEach(body::put);
-        // --- rate limits (issue 4): the wait as a number, and as Retry-After in whole seconds ---
+        // --- rate limits: the wait as a number, and as Retry-After in whole seconds ---
         String retryAfter = e.details().get("retryAfter");
         if (retryAfter != null && retryAfter.matches("\\d{1,9}")) {
             body.put("retryAfter", Long.parseLong(retryAfter));
             response.header(HeaderNames.RETRY_AFTER, retryAfter);
         }
-        // --- end rate limits ---
         if (e.code() == ErrorCode.UNAUTHORIZED) {
             response.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
         }

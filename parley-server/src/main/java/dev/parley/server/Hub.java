@@ -2,15 +2,16 @@ package dev.parley.server;
 
 import dev.parley.core.AccessPolicy;
 import dev.parley.core.Admission;
-import dev.parley.core.Rate;
-import dev.parley.core.RateLimits;
-import dev.parley.store.SqliteAdmissions;
 import dev.parley.core.Broadcasts;
 import dev.parley.core.DeliveryPolicies;
-import dev.parley.core.Notices;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.Messages;
+import dev.parley.core.NodeId;
+import dev.parley.core.Notices;
+import dev.parley.core.Peers;
+import dev.parley.core.Rate;
+import dev.parley.core.RateLimits;
 import dev.parley.core.Registry;
 import dev.parley.core.Router;
 import dev.parley.core.Tasks;
@@ -31,14 +32,18 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * A running hub. {@link #start(HubConfig)} opens the store, starts HTTP and returns once
- * the hub is listening; {@link #close()} shuts it down gracefully: streams end cleanly,
- * the listener stops, and every queued commit finishes before the store closes.
+ * A running hub. {@link #start(HubConfig)} opens the store, wires every part and starts
+ * HTTP, returning once the hub is listening; {@link #close()} shuts it down gracefully:
+ * streams end, the listener stops, background services stop, and every queued commit
+ * finishes before the store closes.
  */
 public final class Hub implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Hub.class.getName());
@@ -48,32 +53,24 @@ public final class Hub implements AutoCloseable {
     private final WebServer server;
     private final SqliteStore store;
     private final InboxFeeds feeds;
-    private final Dispatcher dispatcher;
-    private final StreamWatchdog watchdog;
+    /** Background services, stopped in this order after the listener and before the store. */
+    private final List<AutoCloseable> services;
+    private final McpRoutes mcp;
+    private final SigningKeys signingKeys;
     private final String adminToken;
     private final boolean adminTokenCreated;
     private final String host;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
-    // ---- issue 5 (MCP channel bridge): begin ----
-    private McpRoutes mcp;
 
-    /**
-     * Conformance runs only: MCP requests without any Authorization header act as
-     * {@code node}. Refused unless the hub listens on loopback; off unless called.
-     */
-    public void allowUnauthenticatedMcp(String node) {
-        mcp.unauthenticatedAs(dev.parley.core.NodeId.of(node));
-    }
-    // ---- issue 5 (MCP channel bridge): end ----
-
-    private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, Dispatcher dispatcher, StreamWatchdog watchdog,
-                String adminToken, boolean adminTokenCreated, String host) {
+    private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, List<AutoCloseable> services, McpRoutes mcp,
+                SigningKeys signingKeys, String adminToken, boolean adminTokenCreated, String host) {
         this.server = server;
         this.store = store;
         this.feeds = feeds;
-        this.dispatcher = dispatcher;
-        this.watchdog = watchdog;
+        this.services = List.copyOf(services);
+        this.mcp = mcp;
+        this.signingKeys = signingKeys;
         this.adminToken = adminToken;
         this.adminTokenCreated = adminTokenCreated;
         this.host = host;
@@ -89,102 +86,84 @@ public final class Hub implements AutoCloseable {
         CommitListeners committed = new CommitListeners().add(feeds);
         Metrics metrics = new Metrics();
         SqliteStore store = SqliteStore.open(config.dataDir(), committed, metrics);
-        SqliteDeliveries deliveries = store.deliveries(KeyFileSealer.open(config.dataDir()));
-        metrics.backlogFrom(store::backlog);
-        GraphSnapshot snapshot = store.loadGraph();
-        Graph graph = new Graph();
-        snapshot.nodes().forEach(graph::put);
-        snapshot.retired().forEach(graph::retire);
-        snapshot.grants().forEach(graph::putGrant);
-        Tokens tokens = new Tokens(admin, snapshot.tokenHashes());
-        UuidV7 ids = new UuidV7(clock);
-        Registry registry = new Registry(graph, tokens, store, clock, ids, config.maxDepth());
-        // --- admission by invite and rate limits (issue 4) ---
-        HubConfig.Gate gate = config.gate();
-        SqliteAdmissions admissions = store.admissions();
-        SigningKeys signingKeys = SigningKeys.open(config.dataDir(),
-                gate.ticketTtl().plus(JwtTickets.SKEW).plusSeconds(1), clock);
-        Admission admission = new Admission(registry, admissions, new JwtTickets(signingKeys, clock), clock, ids,
-                gate.requireNodeProof(), gate.ticketTtl());
-        RateLimits rateLimits = new RateLimits(graph, admissions, clock, System::nanoTime,
-                new Rate(gate.nodeRate(), gate.nodeBurst()));
-        // --- end admission by invite and rate limits ---
-        // --- policy rules and payload schemas (issue 4): one access policy and one schema check for every surface ---
-        LivePolicy livePolicy;
-        JsonSchemas schemas;
+        List<AutoCloseable> services = new ArrayList<>();
         try {
-            livePolicy = LivePolicy.start(config.policy().file(), config.policy().reloadInterval(), metrics, clock);
-            schemas = JsonSchemas.load(store.schemas(), metrics, clock);
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
-        }
-        metrics.policyVersionFrom(() -> livePolicy.state().version());
-        AccessPolicy access = new AccessPolicy(graph, livePolicy);
-        // --- end policy rules and payload schemas ---
-        Router router = new Router(graph, access, schemas, store, clock, ids);
-        DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, clock);
-        ReplyWaiters waiters = new ReplyWaiters(deliveries);
-        Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids),
-                new Courier(config.pushTimeout()), metrics, clock);
-        committed.add(waiters).add(dispatcher);
-        StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
-        InboxStream stream = new InboxStream(store, policies, feeds, watchdog, metrics, clock, config.heartbeat());
+            KeyFileSealer sealer = KeyFileSealer.open(config.dataDir());
+            SqliteDeliveries deliveries = store.deliveries(sealer);
+            metrics.backlogFrom(store::backlog);
+            GraphSnapshot snapshot = store.loadGraph();
+            Graph graph = new Graph();
+            snapshot.nodes().forEach(graph::put);
+            snapshot.retired().forEach(graph::retire);
+            snapshot.grants().forEach(graph::putGrant);
+            Tokens tokens = new Tokens(admin, snapshot.tokenHashes());
+            UuidV7 ids = new UuidV7(clock);
+            Registry registry = new Registry(graph, tokens, store, clock, ids, config.maxDepth());
 
-        Routes routes = new Routes(tokens, config.maxBodyBytes());
-        new OpsRoutes(store, metrics).register(routes);
-        new NodeRoutes(registry, feeds, admission).register(routes);
-        new GrantRoutes(registry).register(routes);
-        new MessageRoutes(router, new Messages(store, clock), waiters, metrics).register(routes);
-        new InboxRoutes(store, policies, registry, stream, clock).register(routes);
-        new DeliveryRoutes(policies).register(routes);
-        new DeadLetterRoutes(deliveries, feeds, dispatcher, clock).register(routes);
-        // Topics, broadcasts and tasks: fan-out and delegation under the same graph and ACL.
-        AccessPolicy acl = access;
-        var topicStore = store.topics();
-        new TopicRoutes(new Topics(graph, acl, schemas, topicStore, clock, ids), metrics).register(routes);
-        new BroadcastRoutes(new Broadcasts(graph, acl, schemas, topicStore, store, clock, ids), metrics).register(routes);
-        new TaskRoutes(new Tasks(graph, acl, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids), feeds,
-                metrics).register(routes);
-        // ---- issue 5 (MCP channel bridge): begin ----
-        // Peers and MCP over HTTP ask the same access policy and router as every other route.
-        dev.parley.core.Peers peers = new dev.parley.core.Peers(graph, access, clock);
-        new PeerRoutes(peers).register(routes);
-        McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, new Messages(store, clock), registry, store,
-                policies, peers, metrics, clock), new McpSessions(), McpRoutes.loopback(config.host()), clock);
-        mcp.register(routes);
-        // ---- issue 5 (MCP channel bridge): end ----
-        // ---- issue 5 (A2A): begin ----
-        // Every node is an A2A agent (JSON-RPC and HTTP+JSON): its tasks are Parley tasks moved through
-        // Tasks and the Router; push configs become task webhooks on the dispatcher's persisted schedule.
-        A2aTaskWatch a2aWatch = new A2aTaskWatch();
-        committed.add(a2aWatch);
-        A2aPushes a2aPushes = new A2aPushes(store.taskWebhooks(KeyFileSealer.open(config.dataDir())), policies, ids,
-                clock);
-        store.tapTasks(a2aPushes);
-        dispatcher.shapePushes(a2aPushes);
-        new A2aRoutes(new A2aAgent(graph, router, new Tasks(graph, acl, registry, store.tasks(), store,
-                Views.TASK_FORMAT, clock, ids), a2aWatch, a2aPushes, metrics, config.heartbeat().toMillis()),
-                new A2aCards(java.util.Objects.requireNonNullElse(Hub.class.getPackage().getImplementationVersion(),
-                        "0.1.0")), graph, "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis())
-                .register(routes);
-        // ---- issue 5 (A2A): end ----
+            // Admission and rate limits.
+            HubConfig.Gate gate = config.gate();
+            SigningKeys signingKeys = SigningKeys.open(config.dataDir(),
+                    gate.ticketTtl().plus(JwtTickets.SKEW).plusSeconds(1), clock);
+            Admission admission = new Admission(registry, store.admissions(), new JwtTickets(signingKeys, clock), clock,
+                    ids, gate.requireNodeProof(), gate.ticketTtl());
+            RateLimits rateLimits = new RateLimits(graph, store.admissions(), clock, System::nanoTime,
+                    new Rate(gate.nodeRate(), gate.nodeBurst()));
 
-        // --- admission by invite and rate limits (issue 4): every request passes the limiter first ---
-        routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
-        new AdmissionRoutes(admission, registry, signingKeys, store, metrics).register(routes);
-        new LimitRoutes(rateLimits).register(routes);
-        // --- end admission by invite and rate limits ---
+            // One access decision (policy rules around the ACL) and one schema check for every surface.
+            LivePolicy livePolicy = LivePolicy.start(config.policy().file(), config.policy().reloadInterval(), metrics,
+                    clock);
+            services.add(livePolicy);
+            JsonSchemas schemas = JsonSchemas.load(store.schemas(), metrics, clock);
+            metrics.policyVersionFrom(() -> livePolicy.state().version());
+            AccessPolicy access = new AccessPolicy(graph, livePolicy);
+            Router router = new Router(graph, access, schemas, store, clock, ids);
+            Messages messages = new Messages(store, clock);
+            Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids);
+            Peers peers = new Peers(graph, access, clock);
 
-        // --- policy rules, payload schemas and audit retention (issue 4) ---
-        new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
-        new SchemaRoutes(schemas).register(routes);
-        AuditRetention retention = AuditRetention.start(store, config.policy().auditRetention(), metrics, clock);
-        // --- end policy rules, payload schemas and audit retention ---
+            // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
+            DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, clock);
+            ReplyWaiters waiters = new ReplyWaiters(deliveries);
+            Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids),
+                    new Courier(config.pushTimeout()), metrics, clock);
+            services.add(dispatcher);
+            StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
+            services.add(watchdog);
+            InboxStream stream = new InboxStream(store, policies, feeds, watchdog, metrics, clock, config.heartbeat());
+            A2aTaskWatch a2aWatch = new A2aTaskWatch();
+            A2aPushes a2aPushes = new A2aPushes(store.taskWebhooks(sealer), policies, ids, clock);
+            store.tapTasks(a2aPushes);
+            dispatcher.shapePushes(a2aPushes);
+            committed.add(waiters).add(dispatcher).add(a2aWatch);
+            services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
-        WebServer server;
-        try {
-            server = WebServer.builder()
+            Routes routes = new Routes(tokens, config.maxBodyBytes());
+            routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
+            new OpsRoutes(store, metrics).register(routes);
+            new NodeRoutes(registry, feeds, admission).register(routes);
+            new GrantRoutes(registry).register(routes);
+            new MessageRoutes(router, messages, waiters, metrics).register(routes);
+            new InboxRoutes(store, policies, registry, stream, clock).register(routes);
+            new DeliveryRoutes(policies).register(routes);
+            new DeadLetterRoutes(deliveries, feeds, dispatcher, clock).register(routes);
+            new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids), metrics).register(routes);
+            new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
+                    .register(routes);
+            new TaskRoutes(tasks, feeds, metrics).register(routes);
+            new AdmissionRoutes(admission, registry, signingKeys, store, metrics).register(routes);
+            new LimitRoutes(rateLimits).register(routes);
+            new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
+            new SchemaRoutes(schemas).register(routes);
+            new PeerRoutes(peers).register(routes);
+            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, store, policies, peers,
+                    metrics, clock), new McpSessions(), McpRoutes.loopback(config.host()), clock);
+            mcp.register(routes);
+            new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
+                    config.heartbeat().toMillis()), new A2aCards(java.util.Objects.requireNonNullElse(
+                    Hub.class.getPackage().getImplementationVersion(), "0.1.0")), graph,
+                    "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis()).register(routes);
+
+            WebServer server = WebServer.builder()
                     .host(config.host())
                     .port(config.port())
                     .shutdownHook(false)
@@ -192,31 +171,29 @@ public final class Hub implements AutoCloseable {
                     .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
                     // Our own limit answers 413 with the contract's body; this is only a backstop.
                     .maxPayloadSize(Math.max(config.maxBodyBytes() * 4, 1 << 20))
-                    .directHandlers(TransportErrors.handlers()) // issue 4: refused before routing, still a contract body
+                    // Requests refused before routing (huge headers) still get a contract body.
+                    .directHandlers(TransportErrors.handlers())
                     .routing(routes::install)
                     .build()
                     .start();
+            Hub hub = new Hub(server, store, feeds, services, mcp, signingKeys, admin, created[0], config.host());
+            LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
+                    + " (" + snapshot.nodes().size() + " nodes)");
+            return hub;
         } catch (RuntimeException e) {
-            dispatcher.close();
-            watchdog.close();
-            retention.close(); // issue 4: policy and retention
-            livePolicy.close(); // issue 4: policy and retention
+            stop(services);
             store.close();
             throw e;
         }
-        Hub hub = new Hub(server, store, feeds, dispatcher, watchdog, admin, created[0], config.host());
-        // ---- issue 5 (MCP channel bridge): begin ----
-        hub.mcp = mcp;
-        // ---- issue 5 (MCP channel bridge): end ----
-        hub.policyJobs = java.util.List.of(retention::close, livePolicy::close); // policy and retention (issue 4)
-        hub.signingKeys = signingKeys; // admission (issue 4)
-        LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
-                + " (" + snapshot.nodes().size() + " nodes)");
-        return hub;
     }
 
-    // --- admission by invite (issue 4) ---
-    private volatile SigningKeys signingKeys;
+    /**
+     * Conformance runs only: MCP requests without any Authorization header act as
+     * {@code node}. Refused unless the hub listens on loopback; off unless called.
+     */
+    public void allowUnauthenticatedMcp(String node) {
+        mcp.unauthenticatedAs(NodeId.of(node));
+    }
 
     /**
      * Makes a new ticket signing key and retires the current one, which still verifies the
@@ -225,12 +202,6 @@ public final class Hub implements AutoCloseable {
     public String rotateSigningKey() {
         return AdmissionRoutes.rotate(signingKeys, store, Instant.now());
     }
-    // --- end admission by invite ---
-
-    // --- policy rules and audit retention (issue 4) ---
-    /** The policy file watcher and the audit retention job: stopped before the store closes. */
-    private volatile java.util.List<Runnable> policyJobs = java.util.List.of();
-    // --- end policy rules and audit retention ---
 
     public int port() {
         return server.port();
@@ -261,12 +232,21 @@ public final class Hub implements AutoCloseable {
         LOG.info("parley hub shutting down");
         feeds.closeAll();
         server.stop();
-        dispatcher.close();
-        watchdog.close();
-        policyJobs.forEach(Runnable::run); // policy and retention (issue 4), before the store
+        stop(services);
         store.close();
         LOG.info("parley hub stopped");
         closedLatch.countDown();
+    }
+
+    /** Stops background services in reverse order of start; one failing does not keep the others running. */
+    private static void stop(List<AutoCloseable> services) {
+        for (AutoCloseable service : services.reversed()) {
+            try {
+                service.close();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "a service did not stop cleanly", e);
+            }
+        }
     }
 
     private static String loadOrCreateAdminToken(Path dataDir, boolean[] created) {

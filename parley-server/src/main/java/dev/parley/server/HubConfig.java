@@ -58,7 +58,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy);
     }
 
-    // --- admission by invite and rate limits (issue 4) ---
+    // --- admission by invite and rate limits ---
 
     /**
      * Who gets in and how fast.
@@ -108,9 +108,8 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
     public HubConfig withTicketTtl(Duration ttl) {
         return withGate(new Gate(gate.requireNodeProof(), gate.exchangesPerMinute(), gate.nodeRate(), gate.nodeBurst(), ttl));
     }
-    // --- end admission by invite and rate limits ---
 
-    // --- policy rules and audit retention (issue 4) ---
+    // --- policy rules and audit retention ---
 
     /**
      * The operator's policy around the built-in ACL, and how long the audit log is kept.
@@ -149,5 +148,4 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
     public HubConfig withAuditRetention(Duration retention) {
         return withPolicyConfig(new Policy(policy.file(), policy.reloadInterval(), retention));
     }
-    // --- end policy rules and audit retention ---
 }

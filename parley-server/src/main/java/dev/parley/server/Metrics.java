@@ -64,8 +64,8 @@ final class Metrics implements CommitObserver {
         counter(out, "parley_dead_letters_total", "Envelopes moved to the dead-letter queue.", deadLetters.sum());
         counter(out, "parley_incidents_total", "Requests whose reply deadline passed.", incidents.sum());
         renderTopicsAndTasks(out);
-        renderAdmission(out); // admission and rate limits (issue 4)
-        renderPolicy(out); // policy rules, payload schemas, audit retention (issue 4)
+        renderAdmission(out); // admission and rate limits
+        renderPolicy(out); // policy rules, payload schemas, audit retention
         out.append("# HELP parley_commit_batch_size Jobs per group commit.\n# TYPE parley_commit_batch_size summary\n");
         out.append("parley_commit_batch_size_sum ").append(committedJobs.sum()).append('\n');
         out.append("parley_commit_batch_size_count ").append(commitLatency.count()).append('\n');
@@ -116,7 +116,7 @@ final class Metrics implements CommitObserver {
                 .append("\"} ").append(count.sum()).append('\n'));
     }
 
-    // --- admission by invite and rate limits (issue 4) ---
+    // --- admission by invite and rate limits ---
     /** Outcomes are error codes of the contract (or {@code issued}/{@code created}): a small, closed set of labels. */
     private final Map<String, LongAdder> exchanges = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, LongAdder> redeems = new java.util.concurrent.ConcurrentHashMap<>();
@@ -152,9 +152,8 @@ final class Metrics implements CommitObserver {
         new java.util.TreeMap<>(values).forEach((value, count) -> out.append(name).append('{').append(label)
                 .append("=\"").append(value).append("\"} ").append(count.sum()).append('\n'));
     }
-    // --- end admission by invite and rate limits ---
 
-    // --- policy rules, payload schemas and audit retention (issue 4) ---
+    // --- policy rules, payload schemas and audit retention ---
     final LongAdder policyReloads = new LongAdder();
     final LongAdder policyReloadFailures = new LongAdder();
     final LongAdder schemaViolations = new LongAdder();
@@ -208,5 +207,4 @@ final class Metrics implements CommitObserver {
     private static String escape(String label) {
         return label.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
-    // --- end policy rules, payload schemas and audit retention ---
 }

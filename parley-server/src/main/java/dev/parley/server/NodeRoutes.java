@@ -14,7 +14,7 @@ final class NodeRoutes {
     private final Registry registry;
     private final InboxFeeds feeds;
 
-    /** Admission (issue 4): a node admitted with a public key proves it to rotate its own token. */
+    /** Admission: a node admitted with a public key proves it to rotate its own token. */
     private final Admission admission;
 
     NodeRoutes(Registry registry, InboxFeeds feeds, Admission admission) {

@@ -36,7 +36,7 @@ final class Routes {
         this.maxBodyBytes = maxBodyBytes;
     }
 
-    // --- rate limits (issue 4): checked in the guard, before any endpoint ---
+    // --- rate limits: checked in the guard, before any endpoint ---
     private RequestLimiter limiter;
 
     /** Every request passes {@code requestLimiter} before its endpoint runs; set before {@link #install}. */
@@ -44,7 +44,6 @@ final class Routes {
         this.limiter = requestLimiter;
         return this;
     }
-    // --- end rate limits ---
 
     Routes get(String path, Endpoint endpoint) {
         return on(Method.GET, path, endpoint);
@@ -87,7 +86,7 @@ final class Routes {
             Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
             try {
                 if (limiter != null) {
-                    limiter.admit(exchange); // rate limits (issue 4)
+                    limiter.admit(exchange); // rate limits
                 }
                 endpoint.handle(exchange);
             } catch (ParleyException e) {

@@ -106,7 +106,7 @@ final class Views {
         return out;
     }
 
-    // Policy rules and payload schemas (issue 4).
+    // Policy rules and payload schemas.
 
     static ObjectNode policy(LivePolicy.State state) {
         ObjectNode out = Json.object();

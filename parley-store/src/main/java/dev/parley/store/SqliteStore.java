@@ -113,12 +113,11 @@ public final class SqliteStore implements EventStore {
         return new SqliteTaskWebhooks(writer, readers, sealer);
     }
 
-    // --- admission by invite and rate limits (issue 4) ---
+    // --- admission by invite and rate limits ---
     /** Invites, nonces, redeemed tickets, node keys and rate overrides, on the same writer and readers. */
     public SqliteAdmissions admissions() {
         return new SqliteAdmissions(writer, readers);
     }
-    // --- end admission by invite and rate limits ---
 
     @Override
     public GraphSnapshot loadGraph() {
@@ -417,12 +416,11 @@ public final class SqliteStore implements EventStore {
         });
     }
 
-    // --- policy rules and payload schemas (issue 4) ---
+    // --- policy rules and payload schemas ---
     /** Payload schemas, on the same writer and readers. */
     public SqliteSchemas schemas() {
         return new SqliteSchemas(writer, readers);
     }
-    // --- end policy rules and payload schemas ---
 
     @Override
     public long backlog() {
