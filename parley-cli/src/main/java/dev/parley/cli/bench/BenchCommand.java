@@ -6,7 +6,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code parley bench}: measured figures for a hub started on a temporary directory. */
 @Command(name = "bench", description = "Run a benchmark against a hub started on a temporary directory.",
-        mixinStandardHelpOptions = true, subcommands = {BenchSendCommand.class})
+        mixinStandardHelpOptions = true, subcommands = {BenchSendCommand.class, BenchStreamsCommand.class, BenchCompareCommand.class,
+                BenchReplayCommand.class, BenchCrashCommand.class, BenchWebhookCommand.class, BenchGuardedCommand.class,
+                BenchGrowthCommand.class})
 public final class BenchCommand implements Runnable {
     @Spec
     CommandSpec spec;

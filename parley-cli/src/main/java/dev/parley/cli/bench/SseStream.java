@@ -36,6 +36,7 @@ public final class SseStream implements Closeable, Runnable {
     private final String target;
     private final String bearer;
     private final Listener listener;
+    private final String extraHeaders;
 
     private Socket socket;
     private InputStream in;
@@ -55,11 +56,20 @@ public final class SseStream implements Closeable, Runnable {
     private boolean hasData;
 
     public SseStream(String host, int port, String target, String bearer, Listener listener) {
+        this(host, port, target, bearer, listener, "");
+    }
+
+    /**
+     * A stream whose request also carries {@code extraHeaders}: complete header lines, each
+     * ending with CR LF (e.g. {@code "Last-Event-ID: 42\r\n"}).
+     */
+    public SseStream(String host, int port, String target, String bearer, Listener listener, String extraHeaders) {
         this.host = host;
         this.port = port;
         this.target = target;
         this.bearer = bearer;
         this.listener = listener;
+        this.extraHeaders = extraHeaders;
     }
 
     /** Connects, sends the request and reads the response head; throws unless 200. */
@@ -72,7 +82,7 @@ public final class SseStream implements Closeable, Runnable {
         OutputStream out = s.getOutputStream();
         String req = "GET " + target + " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\n"
                 + (bearer == null ? "" : "Authorization: Bearer " + bearer + "\r\n")
-                + "Accept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n";
+                + "Accept: text/event-stream\r\nCache-Control: no-cache\r\n" + extraHeaders + "\r\n";
         out.write(req.getBytes(StandardCharsets.US_ASCII));
         out.flush();
         s.setSoTimeout(10_000);

@@ -1,0 +1,118 @@
+package dev.parley.cli.bench;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The figures of one closed-loop run: acknowledged sends inside the measured window, their
+ * end-to-end latency (send start to arrival at the reader) and acknowledgement latency, and
+ * whether every acknowledged send reached its reader.
+ */
+final class LoadResult {
+    long accepted;        // acknowledgements that arrived inside the window
+    double windowSeconds;
+    long acceptedTotal;   // acknowledgements over the whole run (warm-up and tail included)
+    long seen;            // of those, seen by a reader
+    long deliveredInWindow; // acknowledged sends whose arrival at the reader fell inside the window
+    long lost;
+    long duplicates;      // a seq that reached its reader twice
+    long errors;
+    final Map<String, Long> errorKinds = new TreeMap<>();
+    long[] e2e = new long[0];  // nanos, sorted, sends started inside the window
+    long[] ack = new long[0];  // nanos, sorted, sends started inside the window
+
+    /** Filled in by callers that scrape the hub's /metrics (NaN otherwise). */
+    double meanBatch = Double.NaN;
+    double hubAccepted = Double.NaN;
+    double commitsPerSecond = Double.NaN;
+    double meanCommitMs = Double.NaN;
+    double cpuPercent = Double.NaN;
+    double machinePercent = Double.NaN;
+
+    double perSecond() {
+        return windowSeconds > 0 ? accepted / windowSeconds : Double.NaN;
+    }
+
+    double p50Ms() {
+        return BenchSupport.pct(e2e, 50);
+    }
+
+    double p99Ms() {
+        return BenchSupport.pct(e2e, 99);
+    }
+
+    /** {@code {"perSec", "p50Ms", "p99Ms"}} and a few more figures, for JSON output. */
+    Map<String, Object> summary() {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("perSec", BenchSupport.round(perSecond()));
+        o.put("p50Ms", BenchSupport.round(p50Ms()));
+        o.put("p99Ms", BenchSupport.round(p99Ms()));
+        o.put("maxMs", BenchSupport.round(BenchSupport.max(e2e)));
+        o.put("ackP50Ms", BenchSupport.round(BenchSupport.pct(ack, 50)));
+        o.put("ackP99Ms", BenchSupport.round(BenchSupport.pct(ack, 99)));
+        o.put("accepted", accepted);
+        o.put("windowSeconds", BenchSupport.round(windowSeconds));
+        o.put("errors", errors);
+        o.put("lost", lost);
+        o.put("duplicates", duplicates);
+        return o;
+    }
+
+    /**
+     * Computes the figures of the window [w0, w1) from the senders' logs and the readers'
+     * arrivals ({@code readers[log.inbox[k]]} is where send k should have arrived).
+     */
+    static LoadResult compute(SendLog[] logs, InboxArrivals[] readers, long w0, long w1) {
+        LoadResult r = new LoadResult();
+        r.windowSeconds = (w1 - w0) / 1e9;
+        long inWindowStarts = 0;
+        for (SendLog s : logs) {
+            r.acceptedTotal += s.n;
+            for (int k = 0; k < s.n; k++) {
+                if (s.start[k] >= w0 && s.start[k] < w1) {
+                    inWindowStarts++;
+                }
+            }
+        }
+        long[] e2e = new long[(int) inWindowStarts];
+        long[] ack = new long[(int) inWindowStarts];
+        int ne = 0;
+        int na = 0;
+        for (SendLog s : logs) {
+            r.errors += s.errors;
+            s.errorKinds.forEach((k, v) -> r.errorKinds.merge(k, v, Long::sum));
+            for (int k = 0; k < s.n; k++) {
+                long start = s.start[k];
+                long answered = s.ack[k];
+                if (answered >= w0 && answered < w1) {
+                    r.accepted++;
+                }
+                long seenAt = readers[s.inbox[k]].seenAt(s.seq[k]);
+                if (seenAt == Long.MIN_VALUE) {
+                    r.lost++;
+                } else {
+                    r.seen++;
+                    if (seenAt >= w0 && seenAt < w1) {
+                        r.deliveredInWindow++;
+                    }
+                }
+                if (start >= w0 && start < w1) {
+                    ack[na++] = answered - start;
+                    if (seenAt != Long.MIN_VALUE) {
+                        e2e[ne++] = seenAt - start;
+                    }
+                }
+            }
+        }
+        for (InboxArrivals reader : readers) {
+            r.duplicates += reader.duplicates();
+        }
+        r.e2e = Arrays.copyOf(e2e, ne);
+        r.ack = Arrays.copyOf(ack, na);
+        Arrays.sort(r.e2e);
+        Arrays.sort(r.ack);
+        return r;
+    }
+}

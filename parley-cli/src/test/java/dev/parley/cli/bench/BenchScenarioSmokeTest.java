@@ -1,0 +1,111 @@
+package dev.parley.cli.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+/**
+ * Runs the {@code streams}, {@code replay}, {@code webhook} and {@code guarded} bench
+ * scenarios in their quick modes and asserts only correctness (every stream got the
+ * broadcast, every replay returned every envelope in order, every webhook delivery arrived,
+ * the guarded run refused and lost nothing), never timing. The figures are printed, so the
+ * test log shows the ratios.
+ */
+class BenchScenarioSmokeTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private record Run(int code, JsonNode result, String context) {
+    }
+
+    private static Run bench(String... args) throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new BenchCommand());
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        int code = cli.execute(args);
+        String context = "\n--- stdout ---\n" + out + "\n--- stderr ---\n" + err;
+        System.out.println(out);
+        String[] lines = out.toString().strip().split("\\R");
+        String last = lines[lines.length - 1];
+        assertTrue(last.startsWith("{"), "the last line should be the JSON result" + context);
+        return new Run(code, JSON.readTree(last), context);
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void streamsQuickDeliversTheBroadcastToEveryStream() throws Exception {
+        Run run = bench("streams", "--quick", "--json");
+        JsonNode r = run.result();
+        int count = r.get("count").asInt();
+        assertTrue(count > 0, run.context());
+        assertEquals(count, r.get("ready").asInt(), "every stream should have opened" + run.context());
+        assertEquals(0, r.get("failed").asInt(), run.context());
+        assertEquals(count, r.get("broadcastDelivered").asInt(), "the broadcast should reach every node" + run.context());
+        assertEquals(count, r.get("broadcastSeen").asInt(), "every stream should see the broadcast" + run.context());
+        assertEquals(0, r.get("broadcastMissed").asInt(), run.context());
+        assertTrue(r.get("hubInChildProcess").asBoolean(), "the hub runs as a child process by default" + run.context());
+        assertTrue(r.get("rssMiB").asDouble() > 0, "the hub's RSS should be read" + run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void replayQuickReturnsEveryEnvelopeInOrder() throws Exception {
+        Run run = bench("replay", "--quick", "--json");
+        JsonNode r = run.result();
+        long n = r.get("envelopes").asLong();
+        assertTrue(n >= 2000, run.context());
+        assertTrue(r.get("complete").asBoolean(), "a replay missed or reordered envelopes" + run.context());
+        assertEquals(n, r.get("fromStart").get("envelopes").asLong(), run.context());
+        assertTrue(r.get("fromStart").get("complete").asBoolean(), run.context());
+        assertEquals(n - r.get("middleCursor").asLong(), r.get("fromMiddle").get("envelopes").asLong(), run.context());
+        assertTrue(r.get("fromMiddle").get("complete").asBoolean(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void webhookQuickDeliversEveryAcceptedEnvelope() throws Exception {
+        Run run = bench("webhook", "--quick", "--json");
+        JsonNode r = run.result();
+        JsonNode hooks = r.get("webhooks");
+        JsonNode streams = r.get("streams");
+        assertTrue(hooks.get("accepted").asLong() > 0, "no send was accepted" + run.context());
+        assertEquals(0, hooks.get("lost").asLong(), "an accepted envelope never reached its webhook" + run.context());
+        assertTrue(hooks.get("pushesReceived").asLong() >= hooks.get("acceptedTotal").asLong(), run.context());
+        assertEquals(0, hooks.get("unparsedPushes").asLong(), run.context());
+        assertEquals(0, streams.get("lost").asLong(), "an accepted envelope never reached its stream" + run.context());
+        assertTrue(r.get("ratio").isNumber(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void guardedQuickRefusesNothingAndLosesNothing() throws Exception {
+        Run run = bench("guarded", "--quick", "--json");
+        JsonNode r = run.result();
+        assertEquals(2, r.get("runs").size(), run.context());
+        for (JsonNode each : r.get("runs")) {
+            assertTrue(each.get("accepted").asLong() > 0, "no send was accepted" + run.context());
+            assertEquals(0, each.get("lost").asLong(), run.context());
+            assertEquals(0, each.get("errors").asLong(), run.context());
+        }
+        JsonNode hub = r.get("guardedHub");
+        assertEquals(20, hub.get("rules").asInt(), "the guarded hub runs the 20-rule policy" + run.context());
+        assertEquals(0, hub.get("policyDenials").asLong(), run.context());
+        assertEquals(0, hub.get("schemaViolations").asLong(), run.context());
+        assertEquals(0, hub.get("rateLimited").asLong(), run.context());
+        assertEquals(0, hub.get("policyRuleErrors").asLong(), run.context());
+        assertTrue(r.get("ratio").isNumber(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+}
