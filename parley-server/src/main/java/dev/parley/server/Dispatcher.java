@@ -51,6 +51,16 @@ final class Dispatcher implements Notifier, AutoCloseable {
     private final Metrics metrics;
     private final InstantSource clock;
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+    /**
+     * Push attempts finished in the last {@link #SETTLE_NANOS}, by envelope id. The scanner
+     * reads the schedule from a snapshot that can predate an attempt's own commit; without
+     * this it would repeat an attempt that had just finished.
+     */
+    private final Map<String, Finished> justFinished = new ConcurrentHashMap<>();
+    private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private record Finished(int attempt, long atNanos) {
+    }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
     private final Semaphore total = new Semaphore(TOTAL);
     private final ExecutorService pushes = Executors.newVirtualThreadPerTaskExecutor();
@@ -92,6 +102,8 @@ final class Dispatcher implements Notifier, AutoCloseable {
                 for (DeliveryStore.Due due : store.due(clock.instant(), 256)) {
                     handle(due);
                 }
+                long now = System.nanoTime();
+                justFinished.values().removeIf(f -> now - f.atNanos() > SETTLE_NANOS);
                 wake.tryAcquire(SCAN_MILLIS, TimeUnit.MILLISECONDS);
                 wake.drainPermits();
             } catch (InterruptedException e) {
@@ -106,7 +118,9 @@ final class Dispatcher implements Notifier, AutoCloseable {
 
     private void handle(DeliveryStore.Due due) {
         Envelope envelope = due.envelope();
-        if (inFlight.contains(envelope.id())) {
+        Finished finished = justFinished.get(envelope.id());
+        if (inFlight.contains(envelope.id()) || (due.purpose() == DeliveryStore.Purpose.PUSH && finished != null
+                && due.attempt() <= finished.attempt())) {
             return;
         }
         switch (due.purpose()) {
@@ -183,6 +197,7 @@ final class Dispatcher implements Notifier, AutoCloseable {
         } catch (ParleyException | IllegalStateException e) {
             LOG.log(Level.WARNING, "push of " + envelope.id() + " could not be recorded; the schedule retries it", e);
         } finally {
+            justFinished.put(envelope.id(), new Finished(envelope.trace().attempt(), System.nanoTime()));
             inFlight.remove(envelope.id());
         }
     }
