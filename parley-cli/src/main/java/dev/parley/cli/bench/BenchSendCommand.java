@@ -125,21 +125,7 @@ public final class BenchSendCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (senders < 1 || senders > 9999) {
-            throw new ParameterException(spec.commandLine(), "--senders must be 1..9999");
-        }
-        if (inboxes < 1 || inboxes > 9999) {
-            throw new ParameterException(spec.commandLine(), "--inboxes must be 1..9999");
-        }
-        if (seconds < 1) {
-            throw new ParameterException(spec.commandLine(), "--seconds must be at least 1");
-        }
-        if (warmup < 0) {
-            throw new ParameterException(spec.commandLine(), "--warmup must not be negative");
-        }
-        if (size < 1 || size > 200_000) {
-            throw new ParameterException(spec.commandLine(), "--size must be 1..200000 bytes");
-        }
+        BenchSupport.validateLoad(spec, senders, inboxes, seconds, warmup, size);
     }
 
     private void print(PrintWriter out, LoadResult r) throws IOException {

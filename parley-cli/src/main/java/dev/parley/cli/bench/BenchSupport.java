@@ -16,6 +16,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+
 /** Small helpers every bench scenario shares: setup calls, figures, formatting, cleanup. */
 final class BenchSupport {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -205,6 +208,25 @@ final class BenchSupport {
             });
         } catch (IOException ignored) {
             // best effort: it is a temporary directory
+        }
+    }
+
+    /** The bounds every closed-loop load shares; a value outside them is a usage error. */
+    static void validateLoad(CommandSpec spec, int senders, int inboxes, int seconds, int warmup, int size) {
+        if (senders < 1 || senders > 9999) {
+            throw new ParameterException(spec.commandLine(), "--senders must be 1..9999");
+        }
+        if (inboxes < 1 || inboxes > 9999) {
+            throw new ParameterException(spec.commandLine(), "--inboxes must be 1..9999");
+        }
+        if (seconds < 1) {
+            throw new ParameterException(spec.commandLine(), "--seconds must be at least 1");
+        }
+        if (warmup < 0) {
+            throw new ParameterException(spec.commandLine(), "--warmup must not be negative");
+        }
+        if (size < 1 || size > 200_000) {
+            throw new ParameterException(spec.commandLine(), "--size must be 1..200000 bytes");
         }
     }
 }
