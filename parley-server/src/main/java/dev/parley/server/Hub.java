@@ -36,6 +36,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -77,6 +78,14 @@ public final class Hub implements AutoCloseable {
     }
 
     public static Hub start(HubConfig config) {
+        return start(config, System::nanoTime);
+    }
+
+    /**
+     * Starts a hub whose rate buckets refill by {@code ticker} (monotonic nanoseconds), so a
+     * test can hold time still and count a limit exactly however slow the machine is.
+     */
+    public static Hub start(HubConfig config, LongSupplier ticker) {
         JsonLogFormatter.install();
         InstantSource clock = () -> Instant.ofEpochMilli(System.currentTimeMillis()); // the wire has millisecond times
         boolean[] created = new boolean[1];
@@ -106,7 +115,7 @@ public final class Hub implements AutoCloseable {
                     gate.ticketTtl().plus(JwtTickets.SKEW).plusSeconds(1), clock);
             Admission admission = new Admission(registry, store.admissions(), new JwtTickets(signingKeys, clock), clock,
                     ids, gate.requireNodeProof(), gate.ticketTtl());
-            RateLimits rateLimits = new RateLimits(graph, store.admissions(), clock, System::nanoTime,
+            RateLimits rateLimits = new RateLimits(graph, store.admissions(), clock, ticker,
                     new Rate(gate.nodeRate(), gate.nodeBurst()));
 
             // One access decision (policy rules around the ACL) and one schema check for every surface.

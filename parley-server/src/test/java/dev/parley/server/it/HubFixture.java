@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -57,8 +58,13 @@ public final class HubFixture implements AutoCloseable {
 
     /** Starts a hub with the defaults on a free port, after {@code customize} adjusts the config. */
     public static HubFixture start(Path dataDir, UnaryOperator<HubConfig> customize) {
+        return start(dataDir, customize, System::nanoTime);
+    }
+
+    /** As {@link #start(Path, UnaryOperator)}, with rate buckets that refill only as {@code ticker} moves. */
+    public static HubFixture start(Path dataDir, UnaryOperator<HubConfig> customize, LongSupplier ticker) {
         HubConfig config = customize.apply(HubConfig.defaults(dataDir).withPort(0));
-        return new HubFixture(Hub.start(config));
+        return new HubFixture(Hub.start(config, ticker));
     }
 
     public Hub hub() {
