@@ -1,8 +1,6 @@
 package dev.parley.core;
 
-import java.time.Instant;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -21,26 +19,23 @@ public final class Broadcasts {
     private static final String TARGET = "broadcast";
 
     private final Graph graph;
-    private final AccessPolicy policy;
-    private final PayloadSchemas schemas;
+    private final PostOffice office;
+    private final FanoutStore store;
     private final EventStore audit;
-    private final Fanout fanout;
     private final InstantSource clock;
 
     /** {@code audit} records refusals that write nothing else. */
     public Broadcasts(Graph graph, AccessPolicy policy, PayloadSchemas schemas, FanoutStore store, EventStore audit,
                       InstantSource clock, IdGenerator ids) {
         this.graph = graph;
-        this.policy = policy;
-        this.schemas = schemas;
+        this.office = new PostOffice(graph, policy, schemas, ids);
+        this.store = store;
         this.audit = audit;
-        this.fanout = new Fanout(store, ids);
         this.clock = clock;
     }
 
     public Publication broadcast(Principal caller, BroadcastFilter filter, Payload payload) {
-        Instant now = clock.instant();
-        Actor actor = Actor.of(caller, "broadcast", now);
+        Actor actor = Actor.of(caller, "broadcast", clock.instant());
         return switch (caller) {
             case Principal.Admin a -> {
                 Stream<NodeId> reach = filter.group()
@@ -49,14 +44,14 @@ public final class Broadcasts {
                 yield send(actor, NodeId.HUB, RuleInput.Party.hub(), reach, filter, "admin broadcast", payload);
             }
             case Principal.Caller c -> {
-                Node sender = Actor.node(graph, caller, "broadcast");
+                Node sender = caller.actingNode(graph, "broadcast");
                 // The group it belongs to (led by its parent; a root's own) and the group it leads.
                 List<NodeId> ownGroups = Stream.of(sender.parent().orElse(sender.id()), sender.id()).distinct().toList();
                 if (filter.group().isPresent() && !ownGroups.contains(filter.group().get())) {
                     String reason = "a node may broadcast only to its own group: " + sender.parent().map(p -> p + " or ")
                             .orElse("") + sender.id();
-                    audit.audit(actor.deny("group:" + filter.group().get(), reason, policy.version()));
-                    throw new ParleyException(ErrorCode.FORBIDDEN, reason);
+                    throw office.refuse(actor, "group:" + filter.group().get(), reason, audit,
+                            new ParleyException(ErrorCode.FORBIDDEN, reason));
                 }
                 Stream<NodeId> reach = filter.group().map(List::of).orElse(ownGroups).stream()
                         .flatMap(g -> graph.groupLedBy(g).stream())
@@ -66,24 +61,14 @@ public final class Broadcasts {
         };
     }
 
+    /** The broadcast's group is its reach: the rules may refuse a recipient, never add one. */
     private Publication send(Actor actor, NodeId from, RuleInput.Party sender, Stream<NodeId> reach,
                              BroadcastFilter filter, String why, Payload payload) {
-        schemas.check(KIND, payload.data());
-        AccessPolicy.Check check = policy.check(actor.at());
-        RuleInput.EnvelopeFacts facts = RuleInput.EnvelopeFacts.of(KIND, payload, Optional.empty());
-        List<Fanout.Recipient> recipients = new ArrayList<>();
-        List<AuditEntry> refusals = new ArrayList<>();
         List<Node> selected = reach.distinct().sorted()
                 .flatMap(id -> graph.node(id).stream()) // a group's leader may have been deleted
                 .filter(filter::matches)
                 .toList();
-        for (Node target : selected) {
-            switch (check.decide(sender, target, facts, () -> check.allowed(Route.BROADCAST, null))) {
-                case AclDecision.Allowed allowed -> recipients.add(new Fanout.Recipient(target.id(), allowed, why));
-                case AclDecision.Denied denied -> refusals.add(actor.deny(target.id().value(), denied));
-            }
-        }
-        return fanout.publish(actor, TARGET, new Draft(from, KIND, Route.BROADCAST, Optional.empty(), payload),
-                recipients, refusals, check.policyVersion());
+        return office.publish(actor, TARGET, sender, selected, Draft.by(Route.BROADCAST, from, KIND, payload),
+                (check, target) -> check.allowed(Route.BROADCAST, null), Optional.of(why), store);
     }
 }

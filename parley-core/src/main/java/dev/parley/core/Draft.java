@@ -4,21 +4,40 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * An envelope the hub composes on a node's behalf (topic events, broadcasts, task notices)
- * before the store gives it a seq. Such envelopes never carry the sender's messageId: one
- * draft may go to many inboxes, and the messageId must stay unique per sender.
+ * An envelope composed on a sender's behalf, before the {@link PostOffice} decides where it
+ * may go and the store gives it a seq. {@code route} names the surface it travels by (a
+ * reply, a topic, a broadcast, a task, a hub notice); a direct send has none, and its trace
+ * names the route its access decision took.
  */
-record Draft(NodeId from, String kind, Route route, Optional<String> topic, Payload payload) {
+record Draft(NodeId from, String kind, Optional<Route> route, Optional<String> topic, Payload payload) {
 
-    /** The envelope to {@code to}, decided under {@code policyVersion} (by {@code rule}, when a policy rule allowed it). */
-    Envelope to(String id, NodeId to, Instant at, String policyVersion, Optional<String> rule) {
-        return new Envelope(id, 0, from, to, kind, payload.text(), payload.data(), payload.corrId(), payload.threadId(),
-                topic, Optional.empty(), payload.meta(), at, new Trace(1, route, policyVersion, rule));
+    /** A node's own envelope to one node, by whatever route the access policy finds. */
+    static Draft direct(NodeId from, String kind, Payload payload) {
+        return new Draft(from, kind, Optional.empty(), Optional.empty(), payload);
     }
 
-    /** The same draft answering to {@code corrId} (a publication or a task). */
+    /** An envelope that travels by {@code route}. */
+    static Draft by(Route route, NodeId from, String kind, Payload payload) {
+        return new Draft(from, kind, Optional.of(route), Optional.empty(), payload);
+    }
+
+    /** The envelope to {@code to}. */
+    Envelope to(String id, NodeId to, Instant at, Trace trace) {
+        return new Envelope(id, 0, from, to, kind, payload.text(), payload.data(), payload.corrId(), payload.threadId(),
+                topic, payload.messageId(), payload.meta(), at, trace);
+    }
+
+    /**
+     * The same draft answering to {@code corrId} (a publication). It goes to many inboxes, so
+     * it carries no messageId: a messageId stays unique per sender.
+     */
     Draft correlated(String corrId) {
         return new Draft(from, kind, route, topic, new Payload(payload.text(), payload.data(), Optional.of(corrId),
                 payload.threadId(), Optional.empty(), payload.meta()));
+    }
+
+    /** What policy rules see of this envelope. */
+    RuleInput.EnvelopeFacts facts() {
+        return RuleInput.EnvelopeFacts.of(kind, payload, topic);
     }
 }

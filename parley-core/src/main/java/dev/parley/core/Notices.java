@@ -4,8 +4,14 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 
-/** Envelopes the hub itself sends to a sender about its envelope: dead letters and missed deadlines. */
+/**
+ * Envelopes the hub itself sends to a sender about its envelope: dead letters and missed
+ * deadlines. They need no access decision (the hub answers the sender) and are committed
+ * with the delivery change that causes them, so they do not go through the {@link PostOffice}.
+ */
 public final class Notices {
+    private static final Trace SYSTEM = new Trace(1, Route.SYSTEM, AccessPolicy.VERSION);
+
     private final IdGenerator ids;
 
     public Notices(IdGenerator ids) {
@@ -31,8 +37,8 @@ public final class Notices {
     }
 
     private Envelope notice(Envelope about, String kind, String text, String data, Instant at) {
-        return new Envelope(ids.next(), 0, NodeId.HUB, about.from(), kind, Optional.of(text),
-                Optional.of(new JsonText(data)), Optional.of(about.id()), about.threadId(), Optional.empty(),
-                Optional.empty(), Map.of(), at, new Trace(1, Route.SYSTEM, AccessPolicy.VERSION));
+        Payload payload = new Payload(Optional.of(text), Optional.of(new JsonText(data)), Optional.of(about.id()),
+                about.threadId(), Optional.empty(), Map.of());
+        return Draft.by(Route.SYSTEM, NodeId.HUB, kind, payload).to(ids.next(), about.from(), at, SYSTEM);
     }
 }

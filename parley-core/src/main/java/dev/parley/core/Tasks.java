@@ -21,7 +21,7 @@ public final class Tasks {
     private static final Principal HUB = new Principal.Admin();
 
     private final Graph graph;
-    private final AccessPolicy policy;
+    private final PostOffice office;
     private final Registry registry;
     private final TaskStore store;
     private final EventStore audit;
@@ -33,7 +33,7 @@ public final class Tasks {
     public Tasks(Graph graph, AccessPolicy policy, Registry registry, TaskStore store, EventStore audit,
                  TaskFormat format, InstantSource clock, IdGenerator ids) {
         this.graph = graph;
-        this.policy = policy;
+        this.office = new PostOffice(graph, policy, PayloadSchemas.NONE, ids);
         this.registry = registry;
         this.store = store;
         this.audit = audit;
@@ -44,33 +44,23 @@ public final class Tasks {
 
     /** Submits a task; the assignee receives a {@code task} envelope in the same transaction. */
     public CreatedTask create(Principal caller, NewTask request) {
-        Node creator = Actor.node(graph, caller, "create tasks");
+        Node creator = caller.actingNode(graph, "create tasks");
         return switch (request.assignee()) {
             case NewTask.Assignee.Existing existing -> {
                 Actor actor = Actor.of(caller, "task.create", clock.instant());
-                Optional<Node> assignee = graph.node(existing.id());
-                if (assignee.isEmpty()) {
-                    audit.audit(actor.deny(existing.id().value(), "assignee does not exist"));
-                    throw Registry.notFound(existing.id());
-                }
-                RuleInput.EnvelopeFacts facts = new RuleInput.EnvelopeFacts(KIND,
-                        RuleInput.EnvelopeFacts.utf8Length(request.title()), Map.of(), "");
-                yield switch (policy.decide(creator, assignee.get(), facts, actor.at())) {
-                    case AclDecision.Denied denied -> {
-                        audit.audit(actor.deny(existing.id().value(), denied));
-                        throw Actor.refusal(denied);
-                    }
-                    case AclDecision.Allowed allowed -> submit(actor, creator.id(), existing.id(), request,
-                            allowed.why(), allowed.policyVersion(), allowed.rule());
-                };
+                Task task = submitted(actor, creator.id(), existing.id(), request);
+                yield office.send(actor, creator, existing.id(), assignment(task, request), Optional.of("task " + task.id()),
+                        audit, storing(task));
             }
             case NewTask.Assignee.Spawned spawned -> {
                 // Lineage and the depth policy are the registry's; the child reaches only its group.
                 CreatedNode child = registry.create(caller, new NewNode(spawned.id(), spawned.kind(), Optional.empty(),
                         spawned.labels()));
                 try {
-                    CreatedTask created = submit(Actor.of(caller, "task.create", clock.instant()), creator.id(),
-                            spawned.id(), request, "spawned for the task", policy.version(), Optional.empty());
+                    Actor actor = Actor.of(caller, "task.create", clock.instant());
+                    Task task = submitted(actor, creator.id(), spawned.id(), request);
+                    CreatedTask created = office.answer(actor, spawned.id(), assignment(task, request),
+                            "task " + task.id() + " (spawned for the task)", storing(task));
                     yield new CreatedTask(created.task(), Optional.of(child.token()), created.duplicate());
                 } catch (RuntimeException e) {
                     try {
@@ -102,14 +92,12 @@ public final class Tasks {
         }
         NodeId notified = byCreator ? task.assignee() : task.creator();
         Actor actor = Actor.of(caller, "task." + event.name(), clock.instant());
-        String version = policy.version();
         Task changed = store.change(taskId, current -> {
             Task next = current.after(event, actor.at());
-            Envelope notice = notice(next, event.envelopeKind(), format.view(next), notified,
-                    "task " + next.id() + " " + next.state().wire() + ": " + next.title(), version, Optional.empty());
-            return new TaskStore.TaskChange(next, notice, actor.allow(notified.value(),
-                    "task " + next.id() + " " + current.state().wire() + " -> " + next.state().wire(),
-                    Optional.of(notice.id()), version, Optional.empty()));
+            Draft notice = notice(next, event.envelopeKind(), format.view(next), notified,
+                    "task " + next.id() + " " + next.state().wire() + ": " + next.title(), Optional.empty());
+            return office.answer(actor, notified, notice, "task " + next.id() + " " + current.state().wire() + " -> "
+                    + next.state().wire(), (envelope, entry) -> new TaskStore.TaskChange(next, envelope, entry));
         });
         if (changed.ephemeral() && changed.state().terminal() && graph.node(changed.assignee()).isPresent()) {
             retire(changed.assignee());
@@ -139,30 +127,35 @@ public final class Tasks {
         });
     }
 
-    /**
-     * Stores a new task with the envelope that hands it over. That envelope carries the
-     * creator's messageId, so the store answers a repeated request with the first task.
-     */
-    private CreatedTask submit(Actor actor, NodeId creator, NodeId assignee, NewTask request, String why,
-                               String policyVersion, Optional<String> rule) {
-        Task task = new Task(ids.next(), creator, assignee, request.title(), request.input(), TaskState.SUBMITTED,
+    /** A new task, as submitted now. */
+    private Task submitted(Actor actor, NodeId creator, NodeId assignee, NewTask request) {
+        return new Task(ids.next(), creator, assignee, request.title(), request.input(), TaskState.SUBMITTED,
                 request.ephemeral(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
                 actor.at(), actor.at());
-        Envelope notice = notice(task, KIND, format.assignment(task), assignee, task.title(), policyVersion, rule)
-                .withMessageId(request.messageId());
-        Task stored = store.create(new TaskStore.TaskChange(task, notice, actor.allow(assignee.value(), "task "
-                + task.id() + " (" + why + ")", Optional.of(notice.id()), policyVersion, rule)));
-        return new CreatedTask(stored, Optional.empty(), !stored.id().equals(task.id()));
+    }
+
+    /**
+     * The envelope that hands {@code task} over. It carries the creator's messageId, so the
+     * store answers a repeated request with the first task.
+     */
+    private Draft assignment(Task task, NewTask request) {
+        return notice(task, KIND, format.assignment(task), task.assignee(), task.title(), request.messageId());
+    }
+
+    /** Stores {@code task} with its assignment; a repeated messageId answers the task the first request created. */
+    private PostOffice.Commit<CreatedTask> storing(Task task) {
+        return (assignment, audit) -> {
+            Task stored = store.create(new TaskStore.TaskChange(task, assignment, audit));
+            return new CreatedTask(stored, Optional.empty(), !stored.id().equals(task.id()));
+        };
     }
 
     /** An envelope about {@code task} to {@code to}, from the other party, correlated to the task. */
-    private Envelope notice(Task task, String kind, JsonText data, NodeId to, String text, String policyVersion,
-                            Optional<String> rule) {
+    private static Draft notice(Task task, String kind, JsonText data, NodeId to, String text,
+                                Optional<String> messageId) {
         NodeId from = to.equals(task.assignee()) ? task.creator() : task.assignee();
-        Payload payload = new Payload(Optional.of(text), Optional.of(data), Optional.of(task.id()), Optional.empty(),
-                Optional.empty(), Map.of());
-        return new Draft(from, kind, Route.TASK, Optional.empty(), payload).to(ids.next(), to, task.updatedAt(),
-                policyVersion, rule);
+        return Draft.by(Route.TASK, from, kind, new Payload(Optional.of(text), Optional.of(data), Optional.of(task.id()),
+                Optional.empty(), messageId, Map.of()));
     }
 
     private void retire(NodeId assignee) {

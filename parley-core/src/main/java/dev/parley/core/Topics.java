@@ -2,7 +2,6 @@ package dev.parley.core;
 
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -17,32 +16,28 @@ public final class Topics {
     public static final String EVENT_KIND = "event";
 
     private final Graph graph;
-    private final AccessPolicy policy;
-    private final PayloadSchemas schemas;
+    private final PostOffice office;
     private final TopicStore store;
-    private final Fanout fanout;
     private final InstantSource clock;
 
     public Topics(Graph graph, AccessPolicy policy, PayloadSchemas schemas, TopicStore store, InstantSource clock,
                   IdGenerator ids) {
         this.graph = graph;
-        this.policy = policy;
-        this.schemas = schemas;
+        this.office = new PostOffice(graph, policy, schemas, ids);
         this.store = store;
-        this.fanout = new Fanout(store, ids);
         this.clock = clock;
     }
 
     /** Subscribes the caller itself; subscribing again returns the first subscription. */
     public TopicStore.Subscribed subscribe(Principal caller, TopicName topic) {
-        Node node = Actor.node(graph, caller, "subscribe to topics");
+        Node node = caller.actingNode(graph, "subscribe to topics");
         Instant now = clock.instant();
         return store.subscribe(new Subscription(topic, node.id(), now),
                 Actor.of(caller, "topic.subscribe", now).allow(topicTarget(topic), "subscribed", Optional.empty()));
     }
 
     public void unsubscribe(Principal caller, TopicName topic) {
-        Node node = Actor.node(graph, caller, "unsubscribe from topics");
+        Node node = caller.actingNode(graph, "unsubscribe from topics");
         store.unsubscribe(topic, node.id(),
                 Actor.of(caller, "topic.unsubscribe", clock.instant()).allow(topicTarget(topic), "unsubscribed",
                         Optional.empty()));
@@ -62,35 +57,23 @@ public final class Topics {
      * subscriber is decided under the same policy version.
      */
     public Publication publish(Principal caller, TopicName topic, Payload payload) {
-        Node publisher = Actor.node(graph, caller, "publish topic events");
-        schemas.check(EVENT_KIND, payload.data());
-        Instant now = clock.instant();
-        Actor actor = Actor.of(caller, "topic.publish", now);
-        AccessPolicy.Check check = policy.check(now);
-        RuleInput.Party from = RuleInput.Party.of(publisher, graph);
-        RuleInput.EnvelopeFacts facts = RuleInput.EnvelopeFacts.of(EVENT_KIND, payload, Optional.of(topic.value()));
-        Optional<Grant> topicGrant = graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic), now);
-        List<Fanout.Recipient> recipients = new ArrayList<>();
-        List<AuditEntry> refusals = new ArrayList<>();
-        for (Subscription subscription : store.subscribers(topic)) {
-            Optional<Node> subscriber = graph.node(subscription.node()).filter(n -> !n.id().equals(publisher.id()));
-            if (subscriber.isEmpty()) {
-                continue;
-            }
-            AclDecision decision = check.decide(from, subscriber.get(), facts, () -> switch (check.acl(publisher,
-                    subscriber.get())) {
-                case AclDecision.Allowed allowed -> allowed;
-                case AclDecision.Denied denied -> topicGrant.map(g -> check.allowed(Route.GRANT, g.id()))
-                        .orElseGet(() -> new AclDecision.Denied(denied.reason() + ", and no active grant to "
-                                + topicTarget(topic), denied.rule(), denied.policyVersion()));
-            });
-            switch (decision) {
-                case AclDecision.Allowed allowed -> recipients.add(Fanout.Recipient.of(subscriber.get().id(), allowed));
-                case AclDecision.Denied denied -> refusals.add(actor.deny(subscriber.get().id().value(), denied));
-            }
-        }
-        Draft draft = new Draft(publisher.id(), EVENT_KIND, Route.TOPIC, Optional.of(topic.value()), payload);
-        return fanout.publish(actor, topicTarget(topic), draft, recipients, refusals, check.policyVersion());
+        Node publisher = caller.actingNode(graph, "publish topic events");
+        Actor actor = Actor.of(caller, "topic.publish", clock.instant());
+        Optional<Grant> topicGrant = graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic), actor.at());
+        List<Node> subscribers = store.subscribers(topic).stream()
+                .flatMap(s -> graph.node(s.node()).stream())
+                .filter(n -> !n.id().equals(publisher.id()))
+                .toList();
+        // A grant to the topic stands in for the ACL.
+        PostOffice.Reach reach = (check, subscriber) -> switch (check.acl(publisher, subscriber)) {
+            case AclDecision.Allowed allowed -> allowed;
+            case AclDecision.Denied denied -> topicGrant.<AclDecision>map(g -> check.allowed(Route.GRANT, g.id()))
+                    .orElseGet(() -> new AclDecision.Denied(denied.reason() + ", and no active grant to "
+                            + topicTarget(topic), denied.rule(), denied.policyVersion()));
+        };
+        Draft draft = new Draft(publisher.id(), EVENT_KIND, Optional.of(Route.TOPIC), Optional.of(topic.value()), payload);
+        return office.publish(actor, topicTarget(topic), RuleInput.Party.of(publisher, graph), subscribers, draft, reach,
+                Optional.empty(), store);
     }
 
     private static String topicTarget(TopicName topic) {

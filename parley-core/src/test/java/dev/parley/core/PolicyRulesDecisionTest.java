@@ -1,5 +1,6 @@
 package dev.parley.core;
 
+import dev.parley.core.TestRules.Rule;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -8,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -19,38 +19,9 @@ class PolicyRulesDecisionTest {
     private static final Instant NOW = Instant.parse("2026-11-22T10:00:00Z");
     private static final RuleInput.EnvelopeFacts MESSAGE = RuleInput.EnvelopeFacts.ofKind("message");
 
-    /** A rule set of plain predicates; {@code null} from a predicate stands for an evaluation error. */
-    private record Rule(String name, PolicyRules.Effect effect, Predicate<RuleInput> when) {
-    }
-
     private final Graph graph = new Graph();
-    private final List<Rule> rules = new ArrayList<>();
-    private final PolicyRules.Ruleset ruleset = new PolicyRules.Ruleset() {
-        @Override
-        public String version() {
-            return "p-test";
-        }
-
-        @Override
-        public Optional<PolicyRules.Match> first(PolicyRules.Effect effect, RuleInput input) {
-            for (Rule rule : rules) {
-                if (rule.effect() != effect) {
-                    continue;
-                }
-                try {
-                    if (rule.when().test(input)) {
-                        return Optional.of(new PolicyRules.Match(rule.name(), Optional.empty()));
-                    }
-                } catch (RuntimeException e) {
-                    if (effect == PolicyRules.Effect.DENY) {
-                        return Optional.of(new PolicyRules.Match(rule.name(), Optional.of(e.getMessage())));
-                    }
-                }
-            }
-            return Optional.empty();
-        }
-    };
-    private final AccessPolicy policy = new AccessPolicy(graph, () -> ruleset);
+    private final TestRules rules = new TestRules(() -> "p-test");
+    private final AccessPolicy policy = new AccessPolicy(graph, rules);
 
     @BeforeEach
     void lineage() {

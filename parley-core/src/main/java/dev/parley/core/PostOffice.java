@@ -1,0 +1,167 @@
+package dev.parley.core;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The one way an envelope composed on someone's behalf gets into inboxes: direct sends,
+ * replies, topic events, broadcasts and task notices all come through here. Given who acts,
+ * the sender, the target(s) and the {@link Draft}, it
+ * <ol>
+ *   <li>decides each target under one policy check (so a fan-out has one policy version),
+ *       or, for an envelope its conversation already allows (a reply, a task's move), takes
+ *       the standing route without asking a rule;</li>
+ *   <li>audits every decision: a refusal of a single envelope at once, to the event log; a
+ *       fan-out's refusals and every allowance in the transaction that appends the
+ *       envelopes;</li>
+ *   <li>checks the data against the schema of its kind;</li>
+ *   <li>appends: one envelope through the caller's {@link Commit}, or a whole fan-out in one
+ *       transaction;</li>
+ *   <li>throws the refusal ({@code acl_denied} with the rule and version, or
+ *       {@code node_not_found}).</li>
+ * </ol>
+ * The store ports are the callers' own (an inbox append, a task write), so each call names
+ * where it writes.
+ */
+final class PostOffice {
+
+    /**
+     * How a fan-out reaches one target by itself, in the ACL's place (a topic grant, a
+     * broadcast's group); policy rules apply around it.
+     */
+    @FunctionalInterface
+    interface Reach {
+        AclDecision of(AccessPolicy.Check check, Node target);
+    }
+
+    /** Commits one allowed envelope together with the audit entry of its decision. */
+    @FunctionalInterface
+    interface Commit<R> {
+        R commit(Envelope envelope, AuditEntry audit);
+    }
+
+    private final Graph graph;
+    private final AccessPolicy policy;
+    private final PayloadSchemas schemas;
+    private final IdGenerator ids;
+
+    /**
+     * @param schemas what the senders' data must satisfy; {@link PayloadSchemas#NONE} where the
+     *                hub composes the data itself (a task's envelopes carry its view of the task)
+     */
+    PostOffice(Graph graph, AccessPolicy policy, PayloadSchemas schemas, IdGenerator ids) {
+        this.graph = graph;
+        this.policy = policy;
+        this.schemas = schemas;
+        this.ids = ids;
+    }
+
+    /**
+     * One envelope from {@code sender} to {@code to}, decided by the access policy around the
+     * built-in ACL (a send, a task's assignment). An unknown target and a refusal are audited
+     * to {@code log} and thrown.
+     *
+     * @param about what the audit reason names before the decision (a task), if anything
+     */
+    <R> R send(Actor actor, Node sender, NodeId to, Draft draft, Optional<String> about, EventStore log,
+               Commit<R> commit) {
+        Optional<Node> target = graph.node(to);
+        if (target.isEmpty()) {
+            throw refuse(actor, to.value(), "target node does not exist", log, Registry.notFound(to));
+        }
+        return switch (policy.decide(sender, target.get(), draft.facts(), actor.at())) {
+            case AclDecision.Denied denied -> {
+                log.audit(actor.deny(to.value(), denied));
+                throw refusal(denied);
+            }
+            case AclDecision.Allowed allowed -> {
+                check(draft);
+                String why = about.isPresent() ? about.get() + " (" + allowed.why() + ")" : allowed.why();
+                yield post(actor, to, draft, allowed, why, commit);
+            }
+        };
+    }
+
+    /**
+     * One envelope its conversation already allows: a reply to the sender of the original,
+     * a task's move to its other party. No rule is asked; the allowance is audited with
+     * {@code why} under the version in force. The caller has made sure of the target.
+     */
+    <R> R answer(Actor actor, NodeId to, Draft draft, String why, Commit<R> commit) {
+        check(draft);
+        AclDecision.Allowed standing = new AclDecision.Allowed(draft.route().orElseThrow(), null, Optional.empty(),
+                policy.version());
+        return post(actor, to, draft, standing, why, commit);
+    }
+
+    /**
+     * One draft to many nodes in one transaction: each of {@code recipients} that the access
+     * policy lets {@code from} reach (rules around {@code reach}, all under one check) gets
+     * its own envelope, correlated to the publication's id; the others are refused. Every
+     * decision is audited, and one entry for the publication as a whole.
+     *
+     * @param target how the audit log names the whole ({@code topic:<name>}, {@code broadcast})
+     * @param why    what the audit log says of every allowance, in place of the decision's own reason
+     */
+    Publication publish(Actor actor, String target, RuleInput.Party from, List<Node> recipients, Draft draft,
+                        Reach reach, Optional<String> why, FanoutStore store) {
+        check(draft);
+        AccessPolicy.Check check = policy.check(actor.at());
+        RuleInput.EnvelopeFacts facts = draft.facts();
+        String id = ids.next();
+        Draft correlated = draft.correlated(id);
+        List<Envelope> envelopes = new ArrayList<>(recipients.size());
+        List<AuditEntry> allowances = new ArrayList<>(recipients.size() + 1);
+        List<AuditEntry> audits = new ArrayList<>();
+        for (Node recipient : recipients) {
+            switch (check.decide(from, recipient, facts, () -> reach.of(check, recipient))) {
+                case AclDecision.Allowed allowed -> {
+                    Envelope envelope = correlated.to(ids.next(), recipient.id(), actor.at(), trace(correlated, allowed));
+                    envelopes.add(envelope);
+                    allowances.add(actor.allow(recipient.id().value(), why.orElse(allowed.why()) + " (publication "
+                            + id + ")", Optional.of(envelope.id()), allowed.policyVersion(), allowed.rule()));
+                }
+                case AclDecision.Denied denied -> audits.add(actor.deny(recipient.id().value(), denied));
+            }
+        }
+        int refused = audits.size();
+        audits.addAll(allowances);
+        audits.add(actor.allow(target, "publication " + id + " to " + envelopes.size() + " inbox(es), " + refused
+                + " refused", Optional.empty(), check.policyVersion(), Optional.empty()));
+        store.appendAll(envelopes, audits);
+        return new Publication(id, envelopes.size());
+    }
+
+    /** A refusal taken before any access decision, audited to {@code log} under the version in force. */
+    ParleyException refuse(Actor actor, String target, String reason, EventStore log, ParleyException refusal) {
+        log.audit(actor.deny(target, reason, policy.version()));
+        return refusal;
+    }
+
+    private <R> R post(Actor actor, NodeId to, Draft draft, AclDecision.Allowed allowed, String why, Commit<R> commit) {
+        Envelope envelope = draft.to(ids.next(), to, actor.at(), trace(draft, allowed));
+        return commit.commit(envelope, actor.allow(to.value(), why, Optional.of(envelope.id()), allowed.policyVersion(),
+                allowed.rule()));
+    }
+
+    private void check(Draft draft) {
+        schemas.check(draft.kind(), draft.payload().data());
+    }
+
+    /** The trace names the draft's surface, or, for a direct send, the route its decision took. */
+    private static Trace trace(Draft draft, AclDecision.Allowed allowed) {
+        return new Trace(1, draft.route().orElse(allowed.route()), allowed.policyVersion(), allowed.rule());
+    }
+
+    /** The refusal of a send the access policy denied; the detail names the rule and the version. */
+    private static ParleyException refusal(AclDecision.Denied denied) {
+        Map<String, String> details = new LinkedHashMap<>();
+        details.put("reason", denied.reason());
+        denied.rule().ifPresent(r -> details.put("rule", r));
+        details.put("policyVersion", denied.policyVersion());
+        return new ParleyException(ErrorCode.ACL_DENIED, "acl denied: " + denied.reason(), details);
+    }
+}
