@@ -11,15 +11,18 @@ import java.util.function.Consumer;
 import java.util.logging.Logger;
 
 /**
- * The node's inbox stream for the channel bridge: {@code GET /v1/inbox/stream}, first the
- * envelopes never delivered, then live ones and redeliveries. A lost connection is retried
- * with backoff, resuming after the last seq seen ({@code Last-Event-ID}), so an envelope is
- * neither missed nor pushed twice because of a reconnect.
+ * The node's inbox stream for the channel bridge: {@code GET /v1/inbox/stream?replay=unacked},
+ * first every envelope not yet acked or replied to — also those an earlier session was given
+ * and never acked, so a session that died loses nothing — then live ones and redeliveries. A
+ * lost connection is retried with backoff, resuming after the last seq seen
+ * ({@code Last-Event-ID}, which the hub prefers to the replay), so an envelope is neither
+ * missed nor pushed twice because of a reconnect.
  */
 final class InboxFollower implements InboxSource {
     private static final Logger LOG = Logger.getLogger(InboxFollower.class.getName());
     private static final Duration FIRST_RETRY = Duration.ofMillis(200);
     private static final Duration LAST_RETRY = Duration.ofSeconds(5);
+    private static final String STREAM = "/v1/inbox/stream?replay=unacked";
 
     private final HubClient client;
     private final Duration idle;
@@ -35,7 +38,7 @@ final class InboxFollower implements InboxSource {
         int failures = 0;
         while (!Thread.currentThread().isInterrupted()) {
             String lost;
-            try (EventStream stream = client.stream("/v1/inbox/stream", cursor)) {
+            try (EventStream stream = client.stream(STREAM, cursor)) {
                 if (failures > 0) {
                     LOG.info("inbox stream back" + (cursor == null ? "" : " after seq " + cursor));
                 }

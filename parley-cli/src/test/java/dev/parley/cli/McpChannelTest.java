@@ -3,6 +3,8 @@ package dev.parley.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.mcp.ChannelTools;
+import dev.parley.mcp.ToolResult;
 import dev.parley.server.Hub;
 import dev.parley.server.HubConfig;
 import io.modelcontextprotocol.spec.McpError;
@@ -262,6 +264,48 @@ class McpChannelTest {
         Thread.sleep(2_500);
         assertNull(b.notifications.stream().filter(n -> n.method().equals("notifications/claude/channel"))
                 .findFirst().orElse(null), "an acked envelope is not pushed again");
+    }
+
+    @Test
+    void anEnvelopeASessionNeverAckedIsPushedIntoTheNextSession() throws Exception {
+        McpBridgeProcess first = bridge("--name", "worker");
+        first.client.initialize();
+        String unacked = send(leadToken, Map.of("to", "worker", "text", "pushed, then the session died"));
+        String acked = send(leadToken, Map.of("to", "worker", "text", "pushed and acked"));
+        assertEquals(unacked, meta(first.next("notifications/claude/channel", PATIENCE)).get("id"));
+        assertEquals(acked, meta(first.next("notifications/claude/channel", PATIENCE)).get("id"));
+        McpSchema.CallToolResult ack = call(first, "ack", Map.of("id", acked, "status", "processed"));
+        assertFalse(Boolean.TRUE.equals(ack.isError()), ack::toString);
+        first.close(); // the session ends without acking the other one
+        assertEquals("delivered", rest("GET", "/v1/messages/" + unacked, leadToken, null).path("state").asText(),
+                "the hub wrote it to the first session's stream");
+
+        McpBridgeProcess second = bridge("--name", "worker");
+        second.client.initialize();
+        McpSchema.JSONRPCNotification again = second.next("notifications/claude/channel", PATIENCE);
+        assertEquals(unacked, meta(again).get("id"), "the next session gets what the last one never acked");
+        assertEquals("pushed, then the session died", params(again).get("content"));
+        String marker = send(leadToken, Map.of("to", "worker", "text", "live"));
+        assertEquals(marker, meta(second.next("notifications/claude/channel", PATIENCE)).get("id"),
+                "the acked envelope is not pushed again");
+    }
+
+    /**
+     * The bridge's own hub port and tools over real HTTP, without a session: a session's
+     * inbox stream would deliver the envelope before the tool could.
+     */
+    @Test
+    void inboxShowsTheStateTheCallLeavesBehind() throws Exception {
+        String id = send(leadToken, Map.of("to", "worker", "text", "not yet seen"));
+        assertEquals("accepted", rest("GET", "/v1/messages/" + id, leadToken, null).path("state").asText());
+        try (HubClient client = new HubClient(URI.create(hub.url()), workerToken)) {
+            ToolResult listed = new ChannelTools(new HttpHubPort(client)).call("inbox", JSON.createObjectNode());
+            assertFalse(listed.isError(), listed::text);
+            JsonNode item = listed.structured().orElseThrow().path("items").get(0);
+            assertEquals(id, item.path("id").asText());
+            assertEquals("delivered", item.path("state").asText(), "this call delivered it: " + listed.text());
+            assertTrue(listed.text().contains(", delivered: not yet seen"), listed::text);
+        }
     }
 
     @Test

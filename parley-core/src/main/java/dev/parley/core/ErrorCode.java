@@ -8,6 +8,8 @@ public enum ErrorCode {
     INVALID_REQUEST(400),
     INVALID_NODE_ID(400),
     INVALID_CURSOR(400),
+    /** A stream's {@code replay} that names no replay mode. */
+    INVALID_REPLAY(400),
     INVALID_TOPIC(400),
     // --- policy rules and payload schemas ---
     /** A JSON Schema document that is not a valid 2020-12 schema, or that this hub cannot use. */

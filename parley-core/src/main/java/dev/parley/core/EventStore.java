@@ -40,11 +40,18 @@ public interface EventStore extends AutoCloseable {
     Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit);
 
     /**
-     * Records that these envelopes were written to a stream or handed to a poller. For
-     * those delivered now for the first time (or again after a redelivery), an ack check is
-     * scheduled when {@code redeliverAfter} is set.
+     * Records that these envelopes were written to a stream. For those delivered now for the
+     * first time (or again after a redelivery), an ack check is scheduled when
+     * {@code redeliverAfter} is set. May return before the marks are committed: marks of many
+     * streams are gathered into one write.
      */
     void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter);
+
+    /**
+     * {@link #markDelivered}, returning only once the marks are committed: for a poller, whose
+     * next read (an envelope's state) must already say {@code delivered}.
+     */
+    void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter);
 
     Optional<MessageRecord> message(String id);
 
@@ -53,6 +60,12 @@ public interface EventStore extends AutoCloseable {
 
     /** Envelopes never delivered, with seq greater than {@code after}, in order. */
     List<Envelope> undeliveredAfter(NodeId node, long after, int limit);
+
+    /**
+     * Envelopes not yet settled — neither acked (processed or failed), replied to nor
+     * dead-lettered, whether delivered or not — with seq greater than {@code after}, in order.
+     */
+    List<Envelope> unackedAfter(NodeId node, long after, int limit);
 
     /** The highest seq committed to {@code node}'s inbox, 0 when empty. */
     long headSeq(NodeId node);

@@ -33,27 +33,40 @@ final class InboxFeeds implements Notifier {
     }
 
     /** Follows {@code node}'s inbox; release the feed when the stream ends. */
-    Feed acquire(NodeId node) {
+    Feed acquire(NodeId node, InboxReader reader) {
         return feeds.compute(node, (id, feed) -> {
             Feed live = feed == null ? new Feed(id) : feed;
             live.followers++;
+            if (reader.takesDelivery()) {
+                live.owners++;
+            }
             return live;
         });
     }
 
-    void release(Feed feed) {
-        feeds.computeIfPresent(feed.node, (id, live) -> live == feed && --live.followers == 0 ? null : live);
+    void release(Feed feed, InboxReader reader) {
+        feeds.computeIfPresent(feed.node, (id, live) -> {
+            if (live != feed) {
+                return live;
+            }
+            if (reader.takesDelivery()) {
+                live.owners--;
+            }
+            return --live.followers == 0 ? null : live;
+        });
     }
 
     /**
      * Hands an envelope that is being redelivered (same id, next attempt) to a live stream
-     * of its inbox; without one, it waits as undelivered for the next stream.
+     * the node itself reads; without one, it waits as undelivered for the node's next stream.
      */
     void redeliver(Envelope envelope) {
-        Feed feed = feeds.get(envelope.to());
-        if (feed != null) {
-            feed.redeliver(envelope);
-        }
+        feeds.computeIfPresent(envelope.to(), (id, feed) -> {
+            if (feed.owners > 0) {
+                feed.redeliver(envelope);
+            }
+            return feed;
+        });
     }
 
     /** Ends every stream of a deleted node. */
@@ -79,8 +92,9 @@ final class InboxFeeds implements Notifier {
         private long first;
         private int count;
         private final ArrayDeque<Envelope> redeliveries = new ArrayDeque<>();
-        /** Guarded by the map's compute: how many streams follow this feed. */
+        /** Guarded by the map's compute: how many streams follow this feed, and how many of them are the node's own. */
         private int followers;
+        private int owners;
         private volatile boolean closed;
         private volatile long head;
 
@@ -162,18 +176,25 @@ final class InboxFeeds implements Notifier {
             }
         }
 
-        /** Waits until an envelope after {@code cursor} is committed or redelivered, the feed closes, or time passes. */
-        boolean awaitAfter(long cursor, long timeoutNanos) throws InterruptedException {
+        /**
+         * Waits until an envelope after {@code cursor} is committed or (for the owner's
+         * stream) redelivered, the feed closes, or time passes.
+         */
+        boolean awaitAfter(long cursor, long timeoutNanos, InboxReader reader) throws InterruptedException {
             lock.lock();
             try {
                 long remaining = timeoutNanos;
-                while (head <= cursor && redeliveries.isEmpty() && !closed && remaining > 0) {
+                while (head <= cursor && !redeliveredFor(reader) && !closed && remaining > 0) {
                     remaining = advanced.awaitNanos(remaining);
                 }
-                return head > cursor || !redeliveries.isEmpty();
+                return head > cursor || redeliveredFor(reader);
             } finally {
                 lock.unlock();
             }
+        }
+
+        private boolean redeliveredFor(InboxReader reader) {
+            return reader.takesDelivery() && !redeliveries.isEmpty();
         }
 
         private void close() {

@@ -21,15 +21,18 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Serves one inbox as Server-Sent Events: the ready comment, a replay (after the cursor,
- * or of every envelope never delivered), then live envelopes and heartbeats until the
- * client leaves, the node is deleted or the hub stops. Each written batch is marked
- * delivered.
+ * Serves one inbox as Server-Sent Events: the ready comment with a short reconnection
+ * time, a replay (after the cursor, or as {@link Replay} says), then live envelopes and
+ * heartbeats until the client leaves, the node is deleted or the hub stops. For the
+ * node's own stream each written batch is marked delivered and redeliveries are sent.
  */
 final class InboxStream {
     private static final Logger LOG = Logger.getLogger(InboxStream.class.getName());
     private static final int BATCH = 256;
-    private static final byte[] READY = ": parley ready\n\n".getBytes(StandardCharsets.UTF_8);
+    /** How long an EventSource waits before it reconnects; its default is a few seconds. */
+    private static final Duration RECONNECT = Duration.ofSeconds(1);
+    private static final byte[] READY = (": parley ready\nretry: " + RECONNECT.toMillis() + "\n\n")
+            .getBytes(StandardCharsets.UTF_8);
     private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
 
     private final EventStore store;
@@ -51,28 +54,28 @@ final class InboxStream {
         this.heartbeatNanos = heartbeat.toNanos();
     }
 
-    void serve(NodeId node, OptionalLong cursor, ServerResponse response) {
+    void serve(NodeId node, InboxReader reader, OptionalLong cursor, Replay replay, ServerResponse response) {
         response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         response.header(HeaderNames.CACHE_CONTROL, "no-cache");
-        InboxFeeds.Feed feed = feeds.acquire(node);
+        InboxFeeds.Feed feed = feeds.acquire(node, reader);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         metrics.openStreams.incrementAndGet();
         long position = cursor.orElse(-1);
         try (OutputStream out = response.outputStream()) {
             write(out, watch, READY);
-            position = cursor.isPresent() ? cursor.getAsLong() : replayUndelivered(node, out, watch);
+            position = cursor.isPresent() ? cursor.getAsLong() : replay(node, reader, replay, out, watch);
             while (!feed.closed()) {
-                List<Envelope> again = feed.takeRedeliveries();
+                List<Envelope> again = reader.takesDelivery() ? feed.takeRedeliveries() : List.of();
                 if (!again.isEmpty()) {
-                    send(again, out, watch, false);
+                    send(again, reader, out, watch, false);
                 }
                 List<Envelope> batch = feed.after(position, BATCH);
                 if (batch == null) {
                     batch = store.inboxAfter(node, position, BATCH);
                 }
                 if (!batch.isEmpty()) {
-                    position = send(batch, out, watch, true);
-                } else if (!feed.awaitAfter(position, heartbeatNanos) && !feed.closed()) {
+                    position = send(batch, reader, out, watch, true);
+                } else if (!feed.awaitAfter(position, heartbeatNanos, reader) && !feed.closed()) {
                     write(out, watch, HEARTBEAT);
                 }
             }
@@ -87,31 +90,37 @@ final class InboxStream {
         } finally {
             Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
             watchdog.unwatch(watch);
-            feeds.release(feed);
+            feeds.release(feed, reader);
             metrics.openStreams.decrementAndGet();
         }
     }
 
-    /** Sends every never-delivered envelope; returns the cursor to continue live from. */
-    private long replayUndelivered(NodeId node, OutputStream out, StreamWatchdog.Watch watch) throws IOException {
+    /**
+     * Sends every envelope {@code replay} selects, in seq order; returns the cursor to
+     * continue live from. Whatever is committed while it runs is either in a later page or
+     * above the head read before the last (empty) page, so it comes live: nothing is missed
+     * and nothing is replayed twice.
+     */
+    private long replay(NodeId node, InboxReader reader, Replay replay, OutputStream out, StreamWatchdog.Watch watch)
+            throws IOException {
         long last = 0;
         while (true) {
             long head = store.headSeq(node);
-            List<Envelope> page = store.undeliveredAfter(node, last, BATCH);
+            List<Envelope> page = replay.page(store, node, last, BATCH);
             if (page.isEmpty()) {
                 return Math.max(last, head);
             }
-            last = send(page, out, watch, true);
+            last = send(page, reader, out, watch, true);
         }
     }
 
     /**
-     * Writes one frame per envelope and marks them delivered. A redelivered envelope is
-     * written without {@code id:}, so the client's cursor (its Last-Event-ID) stays where
-     * it was; the envelope's own id and {@code trace.attempt} tell it apart.
+     * Writes one frame per envelope and, for the owner, marks them delivered. A redelivered
+     * envelope is written without {@code id:}, so the client's cursor (its Last-Event-ID)
+     * stays where it was; the envelope's own id and {@code trace.attempt} tell it apart.
      */
-    private long send(List<Envelope> batch, OutputStream out, StreamWatchdog.Watch watch, boolean advancesCursor)
-            throws IOException {
+    private long send(List<Envelope> batch, InboxReader reader, OutputStream out, StreamWatchdog.Watch watch,
+                      boolean advancesCursor) throws IOException {
         ByteArrayOutputStream frames = new ByteArrayOutputStream(batch.size() * 512);
         for (Envelope envelope : batch) {
             frames.writeBytes(((advancesCursor ? "id: " + envelope.seq() + "\n" : "") + "event: " + envelope.kind()
@@ -121,7 +130,9 @@ final class InboxStream {
             frames.write('\n');
         }
         write(out, watch, frames.toByteArray());
-        store.markDelivered(batch, clock.instant(), policies.of(batch.getFirst().to()).redeliverAfter());
+        if (reader.takesDelivery()) {
+            store.markDelivered(batch, clock.instant(), policies.of(batch.getFirst().to()).redeliverAfter());
+        }
         return batch.getLast().seq();
     }
 

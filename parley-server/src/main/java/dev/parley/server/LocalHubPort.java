@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryPolicies;
-import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
 import dev.parley.core.Messages;
@@ -23,7 +22,6 @@ import dev.parley.mcp.HubRefusal;
 
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -98,16 +96,8 @@ final class LocalHubPort implements HubPort {
 
     @Override
     public JsonNode inbox(long after, int limit) {
-        return call(() -> {
-            NodeId node = hub.peers().self(caller).id();
-            List<Envelope> items = hub.store().inboxAfter(node, after, limit);
-            hub.store().markDelivered(items, hub.clock().instant(), hub.policies().of(node).redeliverAfter());
-            ObjectNode out = Json.object();
-            var array = out.putArray("items");
-            items.forEach(e -> array.add(Json.envelopeTree(e)));
-            out.put("next", items.isEmpty() ? after : items.getLast().seq());
-            return out;
-        });
+        return call(() -> new InboxPoll(hub.store(), hub.policies(), hub.clock())
+                .page(hub.peers().self(caller).id(), InboxReader.OWNER, after, limit));
     }
 
     @Override

@@ -38,6 +38,10 @@ final class Ledger {
     private static final Set<DeliveryState> SETTLED = EnumSet.of(DeliveryState.PROCESSED, DeliveryState.REPLIED,
             DeliveryState.FAILED, DeliveryState.DEAD_LETTERED);
 
+    /** {@link #SETTLED} as an SQL list. */
+    static final String SETTLED_STATES = SETTLED.stream().map(s -> "'" + s.wire() + "'")
+            .collect(Collectors.joining(", "));
+
     private Ledger() {
     }
 

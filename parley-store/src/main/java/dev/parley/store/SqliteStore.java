@@ -50,6 +50,8 @@ import java.util.stream.Collectors;
 public final class SqliteStore implements EventStore {
     public static final String FILE_NAME = "parley.db";
     private static final int READERS = 4;
+    /** How many seqs one query of {@link #unackedAfter} looks at. */
+    private static final int UNACKED_WINDOW = 1024;
 
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
@@ -287,6 +289,17 @@ public final class SqliteStore implements EventStore {
     }
 
     @Override
+    public void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+        if (delivered.isEmpty()) {
+            return;
+        }
+        writer.submit(tx -> {
+            Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter);
+            return null;
+        });
+    }
+
+    @Override
     public Optional<MessageRecord> message(String id) {
         return readers.read(s -> {
             var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + ", state, delivered_at FROM envelopes WHERE id = ?");
@@ -322,13 +335,32 @@ public final class SqliteStore implements EventStore {
     @Override
     public List<Envelope> inboxAfter(NodeId node, long after, int limit) {
         return envelopes("SELECT " + Rows.ENVELOPE_COLUMNS
-                + " FROM envelopes WHERE to_node = ? AND seq > ? ORDER BY seq LIMIT ?", node, after, limit);
+                + " FROM envelopes WHERE to_node = ? AND seq > ? ORDER BY seq LIMIT ?", node, limit, after);
     }
 
     @Override
     public List<Envelope> undeliveredAfter(NodeId node, long after, int limit) {
         return envelopes("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes INDEXED BY envelopes_undelivered"
-                + " WHERE to_node = ? AND seq > ? AND delivered_at IS NULL ORDER BY seq LIMIT ?", node, after, limit);
+                + " WHERE to_node = ? AND seq > ? AND delivered_at IS NULL ORDER BY seq LIMIT ?", node, limit, after);
+    }
+
+    /**
+     * No index serves this (one would cost every send and every ack); it walks the inbox by
+     * seq in windows, so a long settled history costs one pass, a window at a time, and never
+     * holds a reader for long.
+     */
+    @Override
+    public List<Envelope> unackedAfter(NodeId node, long after, int limit) {
+        long head = headSeq(node);
+        for (long from = after; from < head; from += UNACKED_WINDOW) {
+            List<Envelope> page = envelopes("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE to_node = ?"
+                    + " AND seq > ? AND seq <= ? AND state NOT IN (" + Ledger.SETTLED_STATES + ") ORDER BY seq LIMIT ?",
+                    node, limit, from, from + UNACKED_WINDOW);
+            if (!page.isEmpty()) {
+                return page;
+            }
+        }
+        return List.of();
     }
 
     @Override
@@ -438,12 +470,15 @@ public final class SqliteStore implements EventStore {
         readers.close();
     }
 
-    private List<Envelope> envelopes(String sql, NodeId node, long after, int limit) {
+    /** Runs {@code sql} with the parameters node, each of {@code seqs}, limit. */
+    private List<Envelope> envelopes(String sql, NodeId node, int limit, long... seqs) {
         return readers.read(s -> {
             var select = s.get(sql);
             select.setString(1, node.value());
-            select.setLong(2, after);
-            select.setInt(3, limit);
+            for (int i = 0; i < seqs.length; i++) {
+                select.setLong(2 + i, seqs[i]);
+            }
+            select.setInt(2 + seqs.length, limit);
             List<Envelope> out = new ArrayList<>();
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {

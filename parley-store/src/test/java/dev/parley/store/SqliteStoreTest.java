@@ -165,6 +165,65 @@ class SqliteStoreTest {
     }
 
     @Test
+    void unackedAreTheUnsettledEnvelopesDeliveredOrNotInInboxOrder() {
+        open();
+        List<Envelope> sent = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            sent.add(store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty())
+                    .envelope());
+        }
+        store.append(draft(WORKER, LEAD, Optional.empty()), audit(), Optional.empty(), Optional.empty());
+        store.markDeliveredNow(sent.subList(0, 6), NOW, Optional.empty()); // the last stays accepted
+        store.apply(sent.get(0).id(), new DeliveryEvent.Processed(), NOW, audit());
+        store.apply(sent.get(1).id(), new DeliveryEvent.Failed("no"), NOW, audit());
+        store.append(draft(WORKER, LEAD, Optional.empty()), audit(), Optional.of(sent.get(2).id()), Optional.empty());
+        store.deliveries(null).deadLetter(sent.get(3).id(), "gave up", 3, NOW, Optional.empty());
+        store.apply(sent.get(4).id(), new DeliveryEvent.SlaMissed(1000), NOW, audit());
+
+        assertEquals(List.of(sent.get(4).id(), sent.get(5).id(), sent.get(6).id()),
+                store.unackedAfter(WORKER, 0, 10).stream().map(Envelope::id).toList(),
+                "an incident, a delivered and an accepted envelope; not processed, failed, replied or dead-lettered");
+        assertEquals(List.of(6L, 7L), store.unackedAfter(WORKER, 5, 10).stream().map(Envelope::seq).toList());
+        assertEquals(List.of(5L), store.unackedAfter(WORKER, 0, 1).stream().map(Envelope::seq).toList());
+        assertEquals(List.of(sent.get(6).id()), store.undeliveredAfter(WORKER, 0, 10).stream().map(Envelope::id)
+                .toList());
+    }
+
+    @Test
+    void unackedAreFoundPastAnyLengthOfSettledHistory() throws Exception {
+        open();
+        int total = 2_100;
+        List<Envelope> sent = new CopyOnWriteArrayList<>();
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) { // concurrent, so commits are grouped
+            for (int i = 0; i < total; i++) {
+                pool.submit(() -> sent.add(store.append(draft(LEAD, WORKER, Optional.empty()), audit(),
+                        Optional.empty(), Optional.empty()).envelope()));
+            }
+        }
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            sent.stream().filter(e -> e.seq() > 1 && e.seq() <= total - 10).forEach(e -> pool.submit(() ->
+                    store.apply(e.id(), new DeliveryEvent.Processed(), NOW, audit())));
+        }
+        assertEquals(List.of(1L), store.unackedAfter(WORKER, 0, 10).stream().map(Envelope::seq).toList());
+        List<Long> tail = new ArrayList<>();
+        for (long seq = total - 9; seq <= total; seq++) {
+            tail.add(seq);
+        }
+        assertEquals(tail, store.unackedAfter(WORKER, 1, 10).stream().map(Envelope::seq).toList(),
+                "found behind two thousand settled envelopes");
+        assertEquals(List.of(), store.unackedAfter(WORKER, total, 10));
+    }
+
+    @Test
+    void markDeliveredNowIsCommittedWhenItReturns() {
+        open();
+        Envelope envelope = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(),
+                Optional.empty()).envelope();
+        store.markDeliveredNow(List.of(envelope), NOW, Optional.empty());
+        assertEquals(DeliveryState.DELIVERED, store.message(envelope.id()).orElseThrow().state());
+    }
+
+    @Test
     void reopeningRestoresGraphAndContinuesSeqs() {
         open();
         Node lead = new Node(LEAD, NodeKind.HUMAN, Optional.empty(), Map.of("role", "lead"), 0, NOW);

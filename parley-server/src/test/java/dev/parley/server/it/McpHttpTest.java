@@ -177,6 +177,19 @@ class McpHttpTest {
     }
 
     @Test
+    void inboxShowsTheStateTheCallLeavesBehind() {
+        String fresh = hub.sendOk(leadToken, worker, "new to you").text("id");
+        String session = open(workerToken);
+
+        JsonNode inbox = call(workerToken, session, "inbox", Map.of());
+        JsonNode item = inbox.path("structuredContent").path("items").get(0);
+        assertEquals(fresh, item.path("id").asText(), inbox::toString);
+        assertEquals("delivered", item.path("state").asText(), "this call delivered it: " + inbox);
+        assertTrue(text(inbox).contains(", delivered: new to you"), inbox::toString);
+        assertEquals("delivered", hub.status(leadToken, fresh).text("state"));
+    }
+
+    @Test
     void replyAckInboxStatusAndPeers() {
         String first = hub.sendOk(leadToken, worker, "run the tests").text("id");
         String second = hub.sendOk(leadToken, worker, "and lint").text("id");

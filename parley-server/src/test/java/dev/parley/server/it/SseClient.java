@@ -36,8 +36,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class SseClient implements AutoCloseable {
 
-    /** One SSE frame: the fields seen up to the blank line that ended it. */
-    public record Frame(String id, String event, String data, List<String> comments, long receivedNanos) {
+    /** One SSE frame: the fields seen up to the blank line that ended it ({@code retry} as sent, or null). */
+    public record Frame(String id, String event, String data, String retry, List<String> comments, long receivedNanos) {
         public boolean isComment() {
             return id == null && event == null && data == null;
         }
@@ -307,17 +307,19 @@ public final class SseClient implements AutoCloseable {
         String id = null;
         String event = null;
         StringBuilder data = null;
+        String retry = null;
         List<String> comments = new ArrayList<>();
         String line;
         while ((line = readUtf8Line(body)) != null) {
             if (line.isEmpty()) {
-                if (id != null || event != null || data != null || !comments.isEmpty()) {
-                    queue.add(new Frame(id, event, data == null ? null : data.toString(), List.copyOf(comments),
-                            System.nanoTime()));
+                if (id != null || event != null || data != null || retry != null || !comments.isEmpty()) {
+                    queue.add(new Frame(id, event, data == null ? null : data.toString(), retry,
+                            List.copyOf(comments), System.nanoTime()));
                 }
                 id = null;
                 event = null;
                 data = null;
+                retry = null;
                 comments.clear();
                 continue;
             }
@@ -335,6 +337,7 @@ public final class SseClient implements AutoCloseable {
             switch (field) {
                 case "id" -> id = value;
                 case "event" -> event = value;
+                case "retry" -> retry = value;
                 case "data" -> {
                     if (data == null) {
                         data = new StringBuilder(value);

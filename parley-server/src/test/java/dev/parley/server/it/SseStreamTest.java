@@ -48,10 +48,14 @@ class SseStreamTest {
 
     /** A parent and a child; returns {parent, parentToken, child, childToken}. */
     static String[] pair() {
+        return pair(hub);
+    }
+
+    static String[] pair(HubFixture on) {
         String a = uid("sa");
-        String aToken = hub.createNode(a, null);
+        String aToken = on.createNode(a, null);
         String b = uid("sb");
-        String bToken = hub.createNode(b, a);
+        String bToken = on.createNode(b, a);
         return new String[] {a, aToken, b, bToken};
     }
 
@@ -69,7 +73,11 @@ class SseStreamTest {
     }
 
     static void awaitNoOpenStreams() {
-        await().atMost(WAIT).until(() -> hub.metric("parley_open_streams") == 0.0);
+        awaitNoOpenStreams(hub);
+    }
+
+    static void awaitNoOpenStreams(HubFixture on) {
+        await().atMost(WAIT).until(() -> on.metric("parley_open_streams") == 0.0);
     }
 
     @Test
@@ -112,6 +120,21 @@ class SseStreamTest {
             assertEquals("3", f3.id());
             assertEquals(m3.text("id"), f3.json().get("id").asText());
             assertEquals("live", f3.json().get("text").asText());
+        }
+    }
+
+    @Test
+    void theReadyFrameTellsStandardClientsToReconnectAfterOneSecond() {
+        String[] p = pair();
+        for (String[] stream : new String[][] {{"/v1/inbox/stream", p[3]},
+                {"/v1/nodes/" + p[2] + "/inbox/stream", hub.admin()}}) {
+            try (SseClient s = SseClient.open(hub, stream[0], stream[1], null)) {
+                assertEquals(200, s.awaitStatus(WAIT));
+                Frame ready = s.next(WAIT);
+                assertEquals(List.of("parley ready"), ready.comments(), ready::toString);
+                assertEquals("1000", ready.retry(), "an EventSource waits this many ms before it reconnects");
+                assertTrue(ready.isComment(), "the ready frame dispatches no event: " + ready);
+            }
         }
     }
 
