@@ -187,6 +187,11 @@ final class ParleyWorkload implements AutoCloseable {
         BenchSupport.progress(err, "opened " + inboxes + " streams");
     }
 
+    /** What the reader of inbox {@code i} has seen. */
+    InboxArrivals arrivals(int i) {
+        return readers[i];
+    }
+
     /**
      * Runs the senders for {@code warmup} seconds, then a measured window of {@code seconds},
      * stops them, waits up to {@code drainSeconds} for the streams to catch up, and computes
