@@ -130,7 +130,7 @@ public final class BenchGrowthCommand implements Callable<Integer> {
         }
     }
 
-    private static HubConfig onDir(HubConfig c, Path dir) {
+    static HubConfig onDir(HubConfig c, Path dir) {
         return new HubConfig(dir, c.host(), c.port(), c.maxDepth(), c.adminToken(), c.heartbeat(), c.slowReaderTimeout(),
                 c.maxBodyBytes(), c.pushTimeout(), c.gate(), c.policy());
     }
@@ -140,20 +140,7 @@ public final class BenchGrowthCommand implements Callable<Integer> {
         s.dir = Files.createTempDirectory("parley-bench-growth-");
         s.work = new ParleyWorkload(senders, inboxes, size, err);
         BenchSupport.progress(err, String.format(Locale.ROOT, "growth: preparing a store of %,d envelopes in %s", s.target, s.dir));
-        try (BenchHub hub = BenchHub.inProcess(c -> onDir(c, s.dir))) {
-            s.work.createNodes(hub);
-            byte[] body = ParleyWorkload.bodies(new String[] {s.work.inboxIds[0]}, size)[0];
-            HttpConnection conn = new HttpConnection(hub.host(), hub.port(), 30_000);
-            try {
-                int status = conn.exchange(HttpConnection.head("POST", "/v1/messages", conn.hostHeader(),
-                        s.work.senderToken(0), "application/json", body.length), body);
-                if (status != 202) {
-                    throw new IllegalStateException("the template send answered " + status + ": " + conn.bodyText());
-                }
-            } finally {
-                conn.close();
-            }
-        }
+        seed(s.dir, s.work, size);
         long t = System.nanoTime();
         s.prefillRate = s.target > 1 ? EnvelopePrefill.fill(s.dir, s.work.inboxIds, s.work.senderIds, s.target - 1,
                 BenchSupport.text(size), err) : 0;
@@ -161,6 +148,33 @@ public final class BenchGrowthCommand implements Callable<Integer> {
         s.stored = s.target;
         BenchSupport.progress(err, String.format(Locale.ROOT, "growth: %,d envelopes stored in %.1f s, %s on disk",
                 s.target, s.prefillSeconds, Machine.mib(diskBytes(s.dir))));
+    }
+
+    /**
+     * On a hub over {@code dir}: creates the workload's nodes, takes one real send of
+     * {@code size} bytes of text to the first inbox (the template {@link EnvelopePrefill}
+     * copies) and has that inbox read it, so that, like the prefilled envelopes, it counts
+     * as delivered: a run's cursor-less streams then carry only the run's own sends.
+     */
+    static void seed(Path dir, ParleyWorkload work, int size) throws Exception {
+        try (BenchHub hub = BenchHub.inProcess(c -> onDir(c, dir))) {
+            work.createNodes(hub);
+            byte[] body = ParleyWorkload.bodies(new String[] {work.inboxIds[0]}, size)[0];
+            HttpConnection conn = new HttpConnection(hub.host(), hub.port(), 30_000);
+            try {
+                int status = conn.exchange(HttpConnection.head("POST", "/v1/messages", conn.hostHeader(),
+                        work.senderToken(0), "application/json", body.length), body);
+                if (status != 202) {
+                    throw new IllegalStateException("the template send answered " + status + ": " + conn.bodyText());
+                }
+                HttpConnection.Response read = conn.call("GET", "/v1/inbox?limit=1000", work.inboxToken(0), null);
+                if (read.status() != 200) {
+                    throw new IllegalStateException("reading the template answered " + read.status() + ": " + read.body());
+                }
+            } finally {
+                conn.close();
+            }
+        }
     }
 
     private void measure(Store s, int round, PrintWriter err) throws Exception {

@@ -10,7 +10,6 @@ import java.util.concurrent.CountDownLatch;
 final class InboxArrivals implements SseStream.Listener {
     private final CountDownLatch ready;
     private final LongLongMap arrivals = new LongLongMap(1 << 14);
-    private volatile long count;
     private long duplicates;
     private boolean sawReady;
     /** The stream feeding this reader, if any (closed with the workload). */
@@ -43,16 +42,11 @@ final class InboxArrivals implements SseStream.Listener {
         if (!arrivals.putIfAbsent(seq, nanos)) {
             duplicates++;
         }
-        count = arrivals.size();
     }
 
     /** When the seq was seen, or Long.MIN_VALUE. */
     synchronized long seenAt(long seq) {
         return arrivals.get(seq, Long.MIN_VALUE);
-    }
-
-    long count() {
-        return count;
     }
 
     synchronized long duplicates() {

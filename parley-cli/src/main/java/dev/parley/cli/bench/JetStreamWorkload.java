@@ -191,27 +191,12 @@ final class JetStreamWorkload implements AutoCloseable {
         for (Thread t : threads) {
             t.join(60_000);
         }
-        long acceptedTotal = 0;
-        for (Publisher p : workers) {
-            acceptedTotal += p.log.n;
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(drainSeconds);
-        while (seenTotal() < acceptedTotal && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
         SendLog[] logs = new SendLog[publishers];
         for (int i = 0; i < publishers; i++) {
             logs[i] = workers[i].log;
         }
+        LoadResult.awaitArrivals(logs, readers, TimeUnit.SECONDS.toNanos(drainSeconds));
         return LoadResult.compute(logs, readers, w0, w1);
-    }
-
-    private long seenTotal() {
-        long total = 0;
-        for (InboxArrivals r : readers) {
-            total += r.count();
-        }
-        return total;
     }
 
     @Override

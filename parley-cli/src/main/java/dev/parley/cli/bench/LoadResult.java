@@ -61,6 +61,45 @@ final class LoadResult {
     }
 
     /**
+     * Waits until every acknowledged send in {@code logs} has reached its reader
+     * ({@code readers[log.inbox[k]]}), or {@code drainNanos} have passed; it looks at least
+     * once. It checks each send's own seq, never a count of arrivals: a reader may also see
+     * envelopes no logged send made (one accepted before the run and replayed by its stream,
+     * a send whose answer was lost), and a count would then end the drain while a send is
+     * still between its answer and its reader. Returns how many sends are still unseen.
+     */
+    static long awaitArrivals(SendLog[] logs, InboxArrivals[] readers, long drainNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + drainNanos;
+        long[] unseen = new long[16]; // (log index << 32) | entry index
+        int n = 0;
+        for (int l = 0; l < logs.length; l++) {
+            for (int k = 0; k < logs[l].n; k++) {
+                if (!seen(logs, readers, l, k)) {
+                    if (n == unseen.length) {
+                        unseen = Arrays.copyOf(unseen, n * 2);
+                    }
+                    unseen[n++] = ((long) l << 32) | k;
+                }
+            }
+        }
+        while (n > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            int still = 0;
+            for (int i = 0; i < n; i++) {
+                if (!seen(logs, readers, (int) (unseen[i] >>> 32), (int) unseen[i])) {
+                    unseen[still++] = unseen[i];
+                }
+            }
+            n = still;
+        }
+        return n;
+    }
+
+    private static boolean seen(SendLog[] logs, InboxArrivals[] readers, int l, int k) {
+        return readers[logs[l].inbox[k]].seenAt(logs[l].seq[k]) != Long.MIN_VALUE;
+    }
+
+    /**
      * Computes the figures of the window [w0, w1) from the senders' logs and the readers'
      * arrivals ({@code readers[log.inbox[k]]} is where send k should have arrived).
      */

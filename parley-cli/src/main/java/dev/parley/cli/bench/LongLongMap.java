@@ -16,10 +16,6 @@ final class LongLongMap {
         Arrays.fill(keys, EMPTY);
     }
 
-    int size() {
-        return size;
-    }
-
     /** Puts the value unless the key is present; returns false when it was already there. */
     boolean putIfAbsent(long key, long value) {
         if (key < 0) {

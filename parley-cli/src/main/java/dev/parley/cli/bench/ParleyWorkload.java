@@ -187,6 +187,11 @@ final class ParleyWorkload implements AutoCloseable {
         BenchSupport.progress(err, "opened " + inboxes + " streams");
     }
 
+    /** What the reader of inbox {@code i} has seen. */
+    InboxArrivals arrivals(int i) {
+        return readers[i];
+    }
+
     /**
      * Runs the senders for {@code warmup} seconds, then a measured window of {@code seconds},
      * stops them, waits up to {@code drainSeconds} for the streams to catch up, and computes
@@ -223,27 +228,12 @@ final class ParleyWorkload implements AutoCloseable {
         for (Thread t : threads) {
             t.join(60_000);
         }
-        long acceptedTotal = 0;
-        for (ClosedLoopSender w : workers) {
-            acceptedTotal += w.log.n;
-        }
-        long drainDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(drainSeconds);
-        while (seenTotal() < acceptedTotal && System.nanoTime() < drainDeadline) {
-            Thread.sleep(20);
-        }
         SendLog[] logs = new SendLog[senders];
         for (int i = 0; i < senders; i++) {
             logs[i] = workers[i].log;
         }
+        LoadResult.awaitArrivals(logs, readers, TimeUnit.SECONDS.toNanos(drainSeconds));
         return LoadResult.compute(logs, readers, w0, w1);
-    }
-
-    private long seenTotal() {
-        long total = 0;
-        for (InboxArrivals r : readers) {
-            total += r.count();
-        }
-        return total;
     }
 
     @Override

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,7 +33,9 @@ class BenchQuickTest {
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         int code = cli.execute(args);
-        String context = "\n--- stdout ---\n" + out + "\n--- stderr (tail) ---\n" + tail(err.toString(), 6000);
+        // without stack frames, so that an exception's message and causes survive the cut to the tail
+        String context = "\n--- stdout ---\n" + out + "\n--- stderr (tail, no stack frames) ---\n"
+                + tail(err.toString().lines().filter(l -> !l.startsWith("\tat ")).collect(Collectors.joining("\n")), 6000);
         String[] lines = out.toString().strip().split("\\R");
         String last = lines[lines.length - 1];
         assertTrue(last.startsWith("{"), "the last line should be the JSON result" + context);

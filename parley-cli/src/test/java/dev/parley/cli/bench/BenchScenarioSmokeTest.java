@@ -84,7 +84,11 @@ class BenchScenarioSmokeTest {
         assertTrue(hooks.get("pushesReceived").asLong() >= hooks.get("acceptedTotal").asLong(), run.context());
         assertEquals(0, hooks.get("unparsedPushes").asLong(), run.context());
         assertEquals(0, streams.get("lost").asLong(), "an accepted envelope never reached its stream" + run.context());
-        assertTrue(r.get("ratio").isNumber(), run.context());
+        // deliveries/s count arrivals inside the 2 s window; on an overloaded machine every push can land after
+        // it (seen at load 20: send -> POST p50 2-3 s, 0 POSTs in the window), and the ratio is then undefined
+        boolean bothInWindow = hooks.get("deliveriesPerSec").asDouble() > 0 && streams.get("deliveriesPerSec").asDouble() > 0;
+        assertEquals(bothInWindow, r.get("ratio").isNumber(), "a ratio exactly when both sides delivered in the window"
+                + run.context());
         assertEquals(0, run.code(), "exit code" + run.context());
     }
 
