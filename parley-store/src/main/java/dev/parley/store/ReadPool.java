@@ -47,6 +47,7 @@ final class ReadPool implements AutoCloseable {
         try {
             return read.run(statements);
         } catch (SQLException e) {
+            statements.discard();
             LOG.log(Level.SEVERE, "read failed", e);
             throw new ParleyException(ErrorCode.INTERNAL, "the store could not be read");
         } finally {

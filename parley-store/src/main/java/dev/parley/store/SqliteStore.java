@@ -20,6 +20,7 @@ import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Sealer;
+import dev.parley.core.StoreHealth;
 import dev.parley.core.TaskTap;
 import dev.parley.core.TimelineEntry;
 import dev.parley.core.Transition;
@@ -76,10 +77,17 @@ public final class SqliteStore implements EventStore {
         }
         Path file = dataDir.resolve(FILE_NAME);
         try {
-            Statements writeConnection = new Statements(Connections.open(file, Connections.Role.WRITER));
-            Migrations.apply(writeConnection.connection());
-            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS),
-                    new Checkpointer(file));
+            Writer writer = new Writer(() -> {
+                var connection = Connections.open(file, Connections.Role.WRITER);
+                try {
+                    Migrations.apply(connection);
+                } catch (SQLException e) {
+                    connection.close();
+                    throw e;
+                }
+                return connection;
+            }, notifier, observer);
+            return new SqliteStore(writer, new ReadPool(file, READERS), new Checkpointer(file));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
@@ -429,6 +437,11 @@ public final class SqliteStore implements EventStore {
                 return rs.next() ? rs.getLong(1) : 0L;
             }
         });
+    }
+
+    @Override
+    public StoreHealth health() {
+        return writer.health();
     }
 
     @Override
