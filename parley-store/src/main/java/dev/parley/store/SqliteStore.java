@@ -70,6 +70,11 @@ public final class SqliteStore implements EventStore {
 
     /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
     public static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer) {
+        return open(dataDir, notifier, observer, Checkpointer.RESTART_AT_BYTES);
+    }
+
+    /** {@link #open(Path, Notifier, CommitObserver)} with the WAL size at which the log is restarted. */
+    static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes) {
         try {
             Files.createDirectories(dataDir);
         } catch (IOException e) {
@@ -80,6 +85,7 @@ public final class SqliteStore implements EventStore {
             Writer writer = new Writer(() -> {
                 var connection = Connections.open(file, Connections.Role.WRITER);
                 try {
+                    Connections.limitWal(connection, walRestartBytes);
                     Migrations.apply(connection);
                 } catch (SQLException e) {
                     connection.close();
@@ -87,7 +93,8 @@ public final class SqliteStore implements EventStore {
                 }
                 return connection;
             }, notifier, observer);
-            return new SqliteStore(writer, new ReadPool(file, READERS), new Checkpointer(file));
+            ReadPool readers = new ReadPool(file, READERS);
+            return new SqliteStore(writer, readers, new Checkpointer(file, writer, readers, walRestartBytes));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -59,6 +60,8 @@ final class Writer implements AutoCloseable {
     private final Notifier notifier;
     private final CommitObserver observer;
     private final BlockingQueue<Pending<?>> queue = new ArrayBlockingQueue<>(65_536);
+    /** Held for each group commit; fair, so that {@link #pause()} gets its turn under steady load. */
+    private final ReentrantLock commits = new ReentrantLock(true);
     private final List<Runnable> recoveryListeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
     private volatile boolean closing;
@@ -124,6 +127,15 @@ final class Writer implements AutoCloseable {
         recoveryListeners.add(listener);
     }
 
+    /**
+     * Waits until no group commit is in progress and keeps the writer from starting the
+     * next one until the pause is closed: the writer then holds no lock on the database.
+     */
+    Pause pause() throws InterruptedException {
+        commits.lockInterruptibly();
+        return commits::unlock;
+    }
+
     private void loop() {
         List<Pending<?>> batch = new ArrayList<>(MAX_BATCH);
         while (true) {
@@ -144,7 +156,12 @@ final class Writer implements AutoCloseable {
             } else {
                 continue;
             }
-            commit(batch);
+            commits.lock();
+            try {
+                commit(batch);
+            } finally {
+                commits.unlock();
+            }
         }
     }
 
