@@ -57,6 +57,8 @@ public enum ErrorCode {
     RATE_LIMITED(429),
     INTERNAL(500),
     UNAVAILABLE(503),
+    /** The hub's disk is full: nothing was written; writes resume by themselves once space is freed. */
+    STORAGE_FULL(507),
     REPLY_TIMEOUT(504);
 
     private final int status;

@@ -82,6 +82,12 @@ public interface EventStore extends AutoCloseable {
     /** Envelopes committed but not yet delivered, across all inboxes. */
     long backlog();
 
+    /**
+     * Whether writes go through. After a failed commit the store retries by itself and
+     * comes back to {@link StoreHealth#OK} with the first commit that succeeds.
+     */
+    StoreHealth health();
+
     @Override
     void close();
 }

@@ -9,6 +9,7 @@ import dev.parley.core.EventStore;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
+import dev.parley.core.StoreHealth;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 
@@ -40,10 +41,18 @@ final class OpsRoutes {
                 .get("/v1/audit", this::audit);
     }
 
+    /** {@code {"status":"ok"}}, or 503 {@code {"status":"degraded","store":"full"}} while writes fail; reads still work. */
     private void health(Exchange ex) {
+        StoreHealth health = store.health();
         ObjectNode out = Json.object();
-        out.put("status", "ok");
-        ex.json(200, out);
+        if (health == StoreHealth.OK) {
+            out.put("status", "ok");
+            ex.json(200, out);
+            return;
+        }
+        out.put("status", "degraded");
+        out.put("store", health.wire());
+        ex.json(503, out);
     }
 
     /** Loopback scrapers need no token; anyone else needs the admin's. */

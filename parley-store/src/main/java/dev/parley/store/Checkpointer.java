@@ -1,5 +1,7 @@
 package dev.parley.store;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -9,40 +11,132 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Copies the WAL back into the database on its own connection and thread. The writer has
- * automatic checkpoints switched off: left on, every thousandth page would make one
- * unlucky commit copy and sync megabytes while every sender waits behind it. A passive
- * checkpoint runs beside the writer and readers without blocking either.
+ * Copies the WAL back into the database on its own connection and thread, and keeps the
+ * WAL from growing without bound.
+ *
+ * <p>The writer has automatic checkpoints switched off: left on, every thousandth page
+ * would make one unlucky commit copy and sync megabytes while every sender waits behind
+ * it. A passive checkpoint every 250 ms runs beside the writer and readers without
+ * blocking either, but it never restarts the log: SQLite starts writing the WAL from its
+ * beginning again only when a writer begins while no reader uses the WAL, which under
+ * steady commits and streams never happens, so the file grew by every commit. Once the
+ * WAL holds {@code restartAtBytes} ({@link #RESTART_AT_BYTES} unless a test says
+ * otherwise), the checkpointer therefore runs a passive checkpoint at once, then holds the
+ * writer between two group commits and the read pool between two reads (both in-process:
+ * nothing waits inside SQLite) for a RESTART checkpoint: it copies the few frames the
+ * passive one left, finds no reader in the WAL, and the writer's next commit starts the log
+ * over and cuts the file back to
+ * {@code restartAtBytes} ({@code journal_size_limit}). So a file growing past that means the
+ * log has grown past it again, which a look at the file's size every 10 ms notices.
  */
 final class Checkpointer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Checkpointer.class.getName());
-    private static final long PERIOD_MILLIS = 250;
+    private static final long PASSIVE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    private static final long LOOK_MILLIS = 10;
+    /** The default WAL size past which the log is restarted. */
+    static final long RESTART_AT_BYTES = 32L << 20;
+    /** How long a checkpoint waits for a lock inside SQLite; a restart should meet none, the pauses see to that. */
+    static final int LOCK_WAIT_MILLIS = 100;
+
+    /** One {@code PRAGMA wal_checkpoint} answer: frames in the WAL and frames copied to the database. */
+    private record Progress(boolean busy, long walFrames, long copiedFrames) {
+    }
 
     private final Connection connection;
+    private final Path wal;
+    private final Writer writer;
+    private final ReadPool readers;
+    private final long restartAtBytes;
+    private final long pageSize;
     private final Thread thread;
     private volatile boolean closed;
+    private boolean failing;
+    private long lastPassive;
+    private long lastSize;
+    /** After a failed checkpoint the next restart waits a passive period, so the writer is not held again at once. */
+    private long noRestartBefore;
+    /** The log length a restart last left behind: until the writer starts the log over, there is nothing to restart. */
+    private long restartedAt = -1;
 
-    Checkpointer(Path file) throws SQLException {
+    Checkpointer(Path file, Writer writer, ReadPool readers, long restartAtBytes) throws SQLException {
         this.connection = Connections.open(file, Connections.Role.CHECKPOINTER);
+        this.wal = file.resolveSibling(file.getFileName() + "-wal");
+        this.writer = writer;
+        this.readers = readers;
+        this.restartAtBytes = restartAtBytes;
+        try (Statement statement = connection.createStatement();
+             var rs = statement.executeQuery("PRAGMA page_size")) {
+            this.pageSize = rs.getLong(1);
+        }
+        this.lastPassive = System.nanoTime();
+        this.noRestartBefore = lastPassive;
         this.thread = Thread.ofPlatform().name("parley-checkpointer").daemon(true).start(this::run);
     }
 
     private void run() {
         while (!closed) {
             try {
-                TimeUnit.MILLISECONDS.sleep(PERIOD_MILLIS);
-                checkpoint("PASSIVE");
+                TimeUnit.MILLISECONDS.sleep(LOOK_MILLIS);
+                long now = System.nanoTime();
+                long size = walFileBytes();
+                boolean grownPast = size > restartAtBytes && size > lastSize && now - noRestartBefore >= 0;
+                lastSize = size;
+                if (!grownPast && now - lastPassive < PASSIVE_NANOS) {
+                    continue;
+                }
+                lastPassive = now;
+                Progress passive = checkpoint("PASSIVE");
+                if (passive.walFrames() * pageSize >= restartAtBytes && passive.walFrames() != restartedAt
+                        && now - noRestartBefore >= 0) {
+                    restart();
+                }
+                if (failing) {
+                    LOG.info("WAL checkpoints work again");
+                    failing = false;
+                }
             } catch (InterruptedException e) {
                 return;
             } catch (SQLException e) {
-                LOG.log(Level.WARNING, "WAL checkpoint failed; retrying", e);
+                // logged once per run of failures: on a full disk every attempt fails the same way
+                LOG.log(failing ? Level.FINE : Level.WARNING, "WAL checkpoint failed; retrying", e);
+                failing = true;
+                noRestartBefore = System.nanoTime() + PASSIVE_NANOS;
             }
         }
     }
 
-    private void checkpoint(String mode) throws SQLException {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("PRAGMA wal_checkpoint(" + mode + ")");
+    private void restart() throws InterruptedException, SQLException {
+        long start;
+        Progress restart;
+        try (Pause commits = writer.pause()) {
+            start = System.nanoTime();
+            try (Pause reads = readers.pause()) {
+                restart = checkpoint("RESTART");
+            }
+        }
+        long held = System.nanoTime() - start;
+        if (restart.busy()) {
+            noRestartBefore = System.nanoTime() + PASSIVE_NANOS;
+        } else {
+            restartedAt = restart.walFrames();
+        }
+        LOG.fine(() -> String.format("WAL restart checkpoint: %s, %d of %d frames copied, writer held %.1f ms",
+                restart.busy() ? "a lock stayed, later again" : "done", restart.copiedFrames(), restart.walFrames(),
+                held / 1e6));
+    }
+
+    private long walFileBytes() {
+        try {
+            return Files.size(wal);
+        } catch (IOException e) {
+            return 0; // no WAL yet, or none after a clean checkpoint
+        }
+    }
+
+    private Progress checkpoint(String mode) throws SQLException {
+        try (Statement statement = connection.createStatement();
+             var rs = statement.executeQuery("PRAGMA wal_checkpoint(" + mode + ")")) {
+            return new Progress(rs.getInt(1) != 0, rs.getLong(2), rs.getLong(3));
         }
     }
 
@@ -51,8 +145,9 @@ final class Checkpointer implements AutoCloseable {
     public void close() {
         closed = true;
         thread.interrupt();
-        try {
+        try (Statement statement = connection.createStatement()) {
             thread.join(5_000);
+            statement.execute("PRAGMA busy_timeout = 10000"); // nothing is held now: waiting for readers is fine
             checkpoint("TRUNCATE");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

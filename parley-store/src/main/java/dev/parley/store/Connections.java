@@ -12,6 +12,16 @@ final class Connections {
     private Connections() {
     }
 
+    /**
+     * Cuts the WAL file back to {@code bytes} each time this connection starts the log over
+     * (only the writer does, on its first commit after a checkpoint that restarted the log).
+     */
+    static void limitWal(Connection connection, long bytes) throws SQLException {
+        try (Statement s = connection.createStatement()) {
+            s.execute("PRAGMA journal_size_limit = " + bytes);
+        }
+    }
+
     /** What a connection is for. */
     enum Role {
         /** The one connection that writes; it never checkpoints, so commits stay short. */
@@ -39,7 +49,7 @@ final class Connections {
             switch (role) {
                 case WRITER -> s.execute("PRAGMA wal_autocheckpoint = 0");
                 case READER -> s.execute("PRAGMA query_only = 1");
-                case CHECKPOINTER -> s.execute("PRAGMA journal_size_limit = 67108864");
+                case CHECKPOINTER -> s.execute("PRAGMA busy_timeout = " + Checkpointer.LOCK_WAIT_MILLIS);
             }
         }
         return connection;

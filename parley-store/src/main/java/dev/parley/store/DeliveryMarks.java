@@ -4,6 +4,7 @@ import dev.parley.core.Envelope;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -12,7 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Delivery marks from every stream, gathered so that one writer job records all marks
  * made since the last one. Without it each stream's batch was a job of its own, and
- * those jobs made up a large share of every commit.
+ * those jobs made up a large share of every commit. Marks whose commit failed go back in
+ * line and are written with the next job, at the latest when the writer recovers.
  */
 final class DeliveryMarks {
     private record Mark(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
@@ -24,18 +26,32 @@ final class DeliveryMarks {
 
     DeliveryMarks(Writer writer) {
         this.writer = writer;
+        writer.onRecovery(this::flush);
     }
 
     void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
         pending.add(new Mark(envelopes, at, redeliverAfter));
-        if (queued.compareAndSet(false, true)) {
-            writer.enqueue(tx -> {
-                queued.set(false); // before draining: a mark added from here on queues the next job
-                for (Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
-                    Ledger.markDelivered(tx.statements(), mark.envelopes(), mark.at(), mark.redeliverAfter());
-                }
-                return null;
-            });
+        flush();
+    }
+
+    /** Queues one job for every pending mark, unless one is queued already. */
+    private void flush() {
+        if (pending.isEmpty() || !queued.compareAndSet(false, true)) {
+            return;
         }
+        List<Mark> taken = new ArrayList<>();
+        writer.enqueue(tx -> {
+            queued.set(false); // before draining: a mark added from here on queues the next job
+            for (Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
+                taken.add(mark);
+                Ledger.markDelivered(tx.statements(), mark.envelopes(), mark.at(), mark.redeliverAfter());
+            }
+            return null;
+        }).whenComplete((done, failure) -> {
+            if (failure != null) {
+                pending.addAll(taken); // marking again is harmless: only undelivered rows change
+                queued.set(false); // the job may not have run at all when an earlier job lost the transaction
+            }
+        });
     }
 }

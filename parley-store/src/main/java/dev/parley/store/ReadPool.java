@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -26,6 +27,8 @@ final class ReadPool implements AutoCloseable {
 
     private final BlockingQueue<Statements> idle;
     private final List<Statements> all = new ArrayList<>();
+    /** Reads hold it shared; {@link #pause()} holds it alone. Fair, so that a pause gets its turn among steady reads. */
+    private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
 
     ReadPool(Path file, int size) throws SQLException {
         idle = new ArrayBlockingQueue<>(size);
@@ -39,7 +42,13 @@ final class ReadPool implements AutoCloseable {
     <T> T read(Read<T> read) {
         Statements statements;
         try {
-            statements = idle.take();
+            gate.readLock().lockInterruptibly();
+            try {
+                statements = idle.take();
+            } catch (InterruptedException e) {
+                gate.readLock().unlock();
+                throw e;
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ParleyException(ErrorCode.UNAVAILABLE, "interrupted while waiting for a read connection");
@@ -47,11 +56,23 @@ final class ReadPool implements AutoCloseable {
         try {
             return read.run(statements);
         } catch (SQLException e) {
+            statements.discard();
             LOG.log(Level.SEVERE, "read failed", e);
             throw new ParleyException(ErrorCode.INTERNAL, "the store could not be read");
         } finally {
             idle.add(statements);
+            gate.readLock().unlock();
         }
+    }
+
+    /**
+     * Waits for the reads in flight to end and holds new ones back until the pause is
+     * closed: then no reader holds a snapshot of the WAL. Reads never wait for the writer,
+     * so this cannot wait on a pause of the writer.
+     */
+    Pause pause() throws InterruptedException {
+        gate.writeLock().lockInterruptibly();
+        return gate.writeLock()::unlock;
     }
 
     @Override

@@ -20,6 +20,7 @@ import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Sealer;
+import dev.parley.core.StoreHealth;
 import dev.parley.core.TaskTap;
 import dev.parley.core.TimelineEntry;
 import dev.parley.core.Transition;
@@ -71,6 +72,11 @@ public final class SqliteStore implements EventStore {
 
     /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
     public static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer) {
+        return open(dataDir, notifier, observer, Checkpointer.RESTART_AT_BYTES);
+    }
+
+    /** {@link #open(Path, Notifier, CommitObserver)} with the WAL size at which the log is restarted. */
+    static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes) {
         try {
             Files.createDirectories(dataDir);
         } catch (IOException e) {
@@ -78,10 +84,19 @@ public final class SqliteStore implements EventStore {
         }
         Path file = dataDir.resolve(FILE_NAME);
         try {
-            Statements writeConnection = new Statements(Connections.open(file, Connections.Role.WRITER));
-            Migrations.apply(writeConnection.connection());
-            return new SqliteStore(new Writer(writeConnection, notifier, observer), new ReadPool(file, READERS),
-                    new Checkpointer(file));
+            Writer writer = new Writer(() -> {
+                var connection = Connections.open(file, Connections.Role.WRITER);
+                try {
+                    Connections.limitWal(connection, walRestartBytes);
+                    Migrations.apply(connection);
+                } catch (SQLException e) {
+                    connection.close();
+                    throw e;
+                }
+                return connection;
+            }, notifier, observer);
+            ReadPool readers = new ReadPool(file, READERS);
+            return new SqliteStore(writer, readers, new Checkpointer(file, writer, readers, walRestartBytes));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
@@ -461,6 +476,11 @@ public final class SqliteStore implements EventStore {
                 return rs.next() ? rs.getLong(1) : 0L;
             }
         });
+    }
+
+    @Override
+    public StoreHealth health() {
+        return writer.health();
     }
 
     @Override

@@ -6,7 +6,12 @@ import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 
-/** Prepared statements of one connection, prepared once and reused. Not thread-safe. */
+/**
+ * Prepared statements of one connection, prepared once and reused. Not thread-safe.
+ * sqlite-jdbc closes a statement for good when running it fails (every later use says
+ * "statement is not executing"), so whoever sees an {@link SQLException} from one of these
+ * statements calls {@link #discard()} before the next use.
+ */
 final class Statements implements AutoCloseable {
     private final Connection connection;
     private final Map<String, PreparedStatement> prepared = new HashMap<>();
@@ -29,15 +34,21 @@ final class Statements implements AutoCloseable {
         return connection;
     }
 
-    @Override
-    public void close() {
+    /** Closes every prepared statement; the next {@link #get} prepares afresh. The connection stays open. */
+    void discard() {
         prepared.values().forEach(s -> {
             try {
                 s.close();
             } catch (SQLException ignored) {
-                // closing: nothing to recover
+                // a statement that failed may refuse to close: it is dropped either way
             }
         });
+        prepared.clear();
+    }
+
+    @Override
+    public void close() {
+        discard();
         try {
             connection.close();
         } catch (SQLException ignored) {

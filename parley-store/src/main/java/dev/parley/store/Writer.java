@@ -5,7 +5,9 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
+import dev.parley.core.StoreHealth;
 
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,8 +16,10 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -24,31 +28,53 @@ import java.util.logging.Logger;
  * commit takes all of them in one transaction (group commit), so concurrent sends share
  * one fsync. Each job runs inside a savepoint: a job that fails leaves no trace and does
  * not disturb the others in its batch. Results are released only after the commit.
+ *
+ * <p>A group commit that fails (a full disk, an I/O error) refuses every job of its batch,
+ * and nothing of it stays behind: SQLite may have rolled the transaction back under the
+ * writer and sqlite-jdbc keeps statements that failed closed for good, so the writer drops
+ * its connection with its statements and in-memory heads and opens a fresh one. While
+ * commits fail, the writer tries a one-page commit of its own every second when no work
+ * comes in, so it notices by itself when writes work again.
  */
 final class Writer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Writer.class.getName());
     private static final int MAX_BATCH = 1024;
+    private static final long PROBE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** SQLite's primary result code for "database or disk is full". */
+    private static final int SQLITE_FULL = 13;
 
     /** Work to do inside the transaction. */
     interface Job<T> {
         T run(Tx tx) throws SQLException;
     }
 
+    /** Opens a connection for the writer, with the schema up to date. */
+    interface Opener {
+        Connection open() throws SQLException;
+    }
+
     private record Pending<T>(Job<T> job, CompletableFuture<T> result) {
     }
 
-    private final Statements statements;
+    private final Opener opener;
     private final Notifier notifier;
     private final CommitObserver observer;
     private final BlockingQueue<Pending<?>> queue = new ArrayBlockingQueue<>(65_536);
+    /** Held for each group commit; fair, so that {@link #pause()} gets its turn under steady load. */
+    private final ReentrantLock commits = new ReentrantLock(true);
+    private final List<Runnable> recoveryListeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
     private volatile boolean closing;
+    private volatile StoreHealth health = StoreHealth.OK;
+    /** The open connection and what is known about it; null while no connection could be opened. Writer thread only. */
+    private Tx tx;
+    private long lastAttemptNanos;
 
-    Writer(Statements statements, Notifier notifier, CommitObserver observer) throws SQLException {
-        this.statements = statements;
+    Writer(Opener opener, Notifier notifier, CommitObserver observer) throws SQLException {
+        this.opener = opener;
         this.notifier = notifier;
         this.observer = observer;
-        statements.connection().setAutoCommit(false);
+        this.tx = connect();
         this.thread = Thread.ofPlatform().name("parley-writer").daemon(false).start(this::loop);
     }
 
@@ -60,12 +86,21 @@ final class Writer implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new ParleyException(ErrorCode.UNAVAILABLE, "interrupted while waiting for the commit");
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof ParleyException p) {
-                throw p;
-            }
-            LOG.log(Level.SEVERE, "write failed", e.getCause());
-            throw new ParleyException(ErrorCode.INTERNAL, "the store could not commit the change");
+            throw refusal(e.getCause());
         }
+    }
+
+    /** What the caller of a failed job is told: its own refusal, or what the store's failure means to it. */
+    private static ParleyException refusal(Throwable failure) {
+        if (failure instanceof ParleyException p) {
+            return p;
+        }
+        if (isFull(failure)) {
+            return new ParleyException(ErrorCode.STORAGE_FULL,
+                    "the hub's disk is full: nothing was written; try again once space is freed");
+        }
+        LOG.log(Level.SEVERE, "write failed", failure);
+        return new ParleyException(ErrorCode.INTERNAL, "the store could not commit the change");
     }
 
     /** Queues {@code job} without waiting for it. */
@@ -83,8 +118,25 @@ final class Writer implements AutoCloseable {
         return result;
     }
 
+    StoreHealth health() {
+        return health;
+    }
+
+    /** Runs {@code listener} (on a thread of its own) each time commits work again after failing. */
+    void onRecovery(Runnable listener) {
+        recoveryListeners.add(listener);
+    }
+
+    /**
+     * Waits until no group commit is in progress and keeps the writer from starting the
+     * next one until the pause is closed: the writer then holds no lock on the database.
+     */
+    Pause pause() throws InterruptedException {
+        commits.lockInterruptibly();
+        return commits::unlock;
+    }
+
     private void loop() {
-        Tx tx = new Tx(statements);
         List<Pending<?>> batch = new ArrayList<>(MAX_BATCH);
         while (true) {
             Pending<?> first;
@@ -93,50 +145,61 @@ final class Writer implements AutoCloseable {
             } catch (InterruptedException e) {
                 continue; // only close() stops the writer, after the queue is drained
             }
-            if (first == null) {
-                if (closing && queue.isEmpty()) {
-                    return;
-                }
+            batch.clear();
+            if (first != null) {
+                batch.add(first);
+                queue.drainTo(batch, MAX_BATCH - 1);
+            } else if (closing && queue.isEmpty()) {
+                return;
+            } else if (health != StoreHealth.OK && System.nanoTime() - lastAttemptNanos >= PROBE_NANOS) {
+                batch.add(new Pending<>(Writer::probe, new CompletableFuture<>()));
+            } else {
                 continue;
             }
-            batch.clear();
-            batch.add(first);
-            queue.drainTo(batch, MAX_BATCH - 1);
-            commit(tx, batch);
+            commits.lock();
+            try {
+                commit(batch);
+            } finally {
+                commits.unlock();
+            }
         }
     }
 
-    private void commit(Tx tx, List<Pending<?>> batch) {
+    /** A write of one page that changes nothing: the schema version, set to what it is. */
+    private static Void probe(Tx tx) throws SQLException {
+        tx.statements().get("PRAGMA user_version = " + Migrations.latest()).execute();
+        return null;
+    }
+
+    private void commit(List<Pending<?>> batch) {
         long start = System.nanoTime();
+        lastAttemptNanos = start;
         Object[] results = new Object[batch.size()];
         Throwable[] failures = new Throwable[batch.size()];
+        boolean full = false;
         try {
+            if (tx == null) {
+                tx = connect();
+            }
             for (int i = 0; i < batch.size(); i++) {
-                statements.get("SAVEPOINT job").execute();
+                tx.statements().get("SAVEPOINT job").execute();
                 try {
                     results[i] = batch.get(i).job().run(tx);
-                    statements.get("RELEASE job").execute();
+                    tx.statements().get("RELEASE job").execute();
                     tx.keepJob();
                 } catch (SQLException | RuntimeException e) {
-                    statements.get("ROLLBACK TO job").execute();
-                    statements.get("RELEASE job").execute();
-                    tx.dropJob();
                     failures[i] = e;
+                    full |= isFull(e);
+                    undo(tx, e);
                 }
             }
-            statements.connection().commit();
+            tx.statements().connection().commit();
         } catch (SQLException e) {
-            LOG.log(Level.SEVERE, "group commit of " + batch.size() + " jobs failed; all of them are refused", e);
-            try {
-                statements.connection().rollback();
-            } catch (SQLException rollback) {
-                LOG.log(Level.SEVERE, "rollback failed", rollback);
-            }
-            tx.reset();
-            batch.forEach(p -> p.result().completeExceptionally(e));
+            failed(batch, e);
             return;
         }
         observer.committed(batch.size(), System.nanoTime() - start);
+        health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
         List<Envelope> committed = tx.drainCommitted();
         for (int i = 0; i < batch.size(); i++) {
             complete(batch.get(i), results[i], failures[i]);
@@ -150,6 +213,80 @@ final class Writer implements AutoCloseable {
         }
     }
 
+    /**
+     * Rolls one failed job back to its savepoint. When that fails, SQLite has already
+     * rolled the whole transaction back: the batch fails, with the job's failure as cause.
+     */
+    private static void undo(Tx tx, Exception failure) throws SQLException {
+        if (failure instanceof SQLException) {
+            tx.statements().discard();
+        }
+        try {
+            tx.statements().get("ROLLBACK TO job").execute();
+            tx.statements().get("RELEASE job").execute();
+        } catch (SQLException e) {
+            SQLException lost = new SQLException("the transaction was lost with a failed job", failure);
+            lost.addSuppressed(e);
+            throw lost;
+        }
+        tx.dropJob();
+    }
+
+    /** Refuses the whole batch and starts over on a new connection: nothing of the old one can be trusted. */
+    private void failed(List<Pending<?>> batch, SQLException e) {
+        health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
+        if (tx != null) {
+            tx.statements().close(); // rolls back whatever SQLite still had open
+            tx = null;
+        }
+        try {
+            tx = connect();
+        } catch (SQLException reopen) {
+            LOG.log(Level.FINE, "cannot open a new writer connection yet; the next commit tries again", reopen);
+        }
+        batch.forEach(p -> p.result().completeExceptionally(e));
+    }
+
+    private Tx connect() throws SQLException {
+        Connection connection = opener.open();
+        try {
+            connection.setAutoCommit(false);
+        } catch (SQLException e) {
+            connection.close();
+            throw e;
+        }
+        return new Tx(new Statements(connection));
+    }
+
+    /** Records how the last commit went; logs only changes, so a full disk does not flood the log. */
+    private void health(StoreHealth now, SQLException cause) {
+        StoreHealth before = health;
+        health = now;
+        if (now == before) {
+            if (cause != null) {
+                LOG.log(Level.FINE, "group commit failed again", cause);
+            }
+            return;
+        }
+        switch (now) {
+            case OK -> {
+                LOG.info("the store commits again");
+                recoveryListeners.forEach(l -> Thread.ofVirtual().name("parley-writer-recovered").start(l));
+            }
+            case FULL -> LOG.log(Level.SEVERE, "the disk is full: writes are refused until space is freed", cause);
+            case FAILING -> LOG.log(Level.SEVERE, "group commit failed: writes are refused until a commit works", cause);
+        }
+    }
+
+    private static boolean isFull(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLException s && (s.getErrorCode() & 0xff) == SQLITE_FULL) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @SuppressWarnings("unchecked")
     private static <T> void complete(Pending<T> pending, Object result, Throwable failure) {
         if (failure != null) {
@@ -159,7 +296,7 @@ final class Writer implements AutoCloseable {
         }
     }
 
-    /** Stops taking work, commits everything already queued, then stops the thread. */
+    /** Stops taking work, commits everything already queued, then stops the thread and closes the connection. */
     @Override
     public void close() {
         closing = true;
@@ -167,6 +304,10 @@ final class Writer implements AutoCloseable {
             thread.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return;
+        }
+        if (tx != null) {
+            tx.statements().close();
         }
     }
 
@@ -225,13 +366,6 @@ final class Writer implements AutoCloseable {
         private void dropJob() {
             stagedHeads.clear();
             stagedEnvelopes.clear();
-        }
-
-        /** After a failed commit nothing in memory can be trusted: heads are re-read. */
-        private void reset() {
-            heads.clear();
-            dropJob();
-            committed.clear();
         }
 
         private List<Envelope> drainCommitted() {

@@ -78,6 +78,11 @@ public final class BenchCrashCommand implements Callable<Integer> {
             description = "Load after the last restart before the senders stop (default: ${DEFAULT-VALUE}).")
     double settle;
 
+    @Option(names = "--wal-every", defaultValue = "0", paramLabel = "SECONDS",
+            description = "Sample the sizes of the hub's WAL and database this often, and right before each kill "
+                    + "(default: 0, off).")
+    double walEvery;
+
     @Option(names = "--json", description = "Also print the results as one JSON object on the last line.")
     boolean json;
 
@@ -104,8 +109,11 @@ public final class BenchCrashCommand implements Callable<Integer> {
         List<Thread> readerThreads = new ArrayList<>();
         List<Double> upSeconds = new ArrayList<>();
         List<Double> restartSeconds = new ArrayList<>();
+        List<WalSampler.Sample> walAtKills = new ArrayList<>();
+        List<WalSampler.Sample> walSamples = List.of();
         try (BenchHub hub = BenchHub.child(List.of(), List.of(), 0);
-             ParleyWorkload nodes = new ParleyWorkload(senders, inboxes, size, err)) {
+             ParleyWorkload nodes = new ParleyWorkload(senders, inboxes, size, err);
+             WalSampler wal = walEvery > 0 ? new WalSampler(hub.dir().resolve("data"), walEvery, err) : null) {
             host = hub.host();
             port = hub.port();
             BenchSupport.progress(err, "hub pid " + hub.pid() + " at " + hub.url() + ", data in " + hub.dir());
@@ -128,6 +136,9 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 Thread.sleep((long) (up * 1000));
                 long before = accepted(workers);
                 long pid = hub.pid();
+                if (wal != null) {
+                    walAtKills.add(wal.sample());
+                }
                 hub.kill();
                 long r0 = System.nanoTime();
                 hub.restart();
@@ -187,7 +198,10 @@ public final class BenchCrashCommand implements Callable<Integer> {
             }
             storeCheck(hub, nodes, accepted, r);
             r.seconds = (System.nanoTime() - t0) / 1e9;
-            print(out, r, upSeconds, restartSeconds);
+            if (wal != null) {
+                walSamples = wal.samples();
+            }
+            print(out, r, upSeconds, restartSeconds, walSamples, walAtKills);
             return r.lost == 0 && r.duplicates == 0 && r.accepted > 0 ? 0 : 1;
         } finally {
             stopSending = true;
@@ -532,9 +546,13 @@ public final class BenchCrashCommand implements Callable<Integer> {
         if (settle < 0) {
             throw new ParameterException(spec.commandLine(), "--settle must not be negative");
         }
+        if (walEvery < 0) {
+            throw new ParameterException(spec.commandLine(), "--wal-every must not be negative");
+        }
     }
 
-    private void print(PrintWriter out, Result r, List<Double> up, List<Double> restart) {
+    private void print(PrintWriter out, Result r, List<Double> up, List<Double> restart,
+                       List<WalSampler.Sample> walSamples, List<WalSampler.Sample> walAtKills) {
         Report report = new Report(String.format(Locale.ROOT,
                 "parley bench crash: %d senders -> %d inboxes, %d-byte text, %d SIGKILLs (seed %d), %.1f s in all",
                 senders, inboxes, size, kills, seed, r.seconds));
@@ -551,6 +569,14 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 r.storeEnvelopes, r.storeMissing, r.storeIdsTwice, r.storeUnclaimed);
         report.row("errors", "%,d%s; unresolved sends %,d; two answers with one id %,d", r.errors,
                 r.errorKinds.isEmpty() ? "" : " " + r.errorKinds, r.unresolved, r.answeredTwice);
+        if (!walSamples.isEmpty()) {
+            report.row("WAL (sampled every " + walEvery + " s)", "largest %s; at the kills %s; database largest %s",
+                    WalSampler.megabytes(walSamples.stream().mapToLong(WalSampler.Sample::walBytes).max().orElse(0)),
+                    walAtKills.stream().map(s -> WalSampler.megabytes(s.walBytes())).toList(),
+                    WalSampler.megabytes(walSamples.stream().mapToLong(WalSampler.Sample::dbBytes).max().orElse(0)));
+            report.put("walSamples", walSamples);
+            report.put("walAtKills", walAtKills);
+        }
         report.put("accepted", r.accepted);
         report.put("lost", r.lost);
         report.put("duplicates", r.duplicates);

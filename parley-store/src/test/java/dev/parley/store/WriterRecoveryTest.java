@@ -1,0 +1,129 @@
+package dev.parley.store;
+
+import dev.parley.core.AuditEntry;
+import dev.parley.core.Envelope;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Route;
+import dev.parley.core.StoreHealth;
+import dev.parley.core.Trace;
+import dev.parley.core.UuidV7;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * A group commit that fails part-way leaves the writer clean. The failure is injected in
+ * the real database file: a trigger that, while a switch row says so, aborts the statement
+ * with {@code RAISE(ROLLBACK)}, which rolls the whole transaction back under the writer, as
+ * SQLite does on {@code SQLITE_FULL} or an I/O error. This runs everywhere; the full-disk
+ * case on a real filesystem is {@code StorageFullTest} in parley-server.
+ */
+class WriterRecoveryTest {
+    private static final NodeId WORKER = NodeId.of("worker");
+    private static final Instant NOW = Instant.parse("2026-11-22T10:00:00.000Z");
+
+    @TempDir
+    Path dir;
+    private SqliteStore store;
+    private final UuidV7 ids = new UuidV7(InstantSource.system());
+
+    @AfterEach
+    void close() {
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    @Test
+    void appendsResumeAfterAFailedCommitWithSeqsThatContinueWithoutAGap() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
+        Envelope first = append();
+        Envelope second = append();
+        injectFault("BEFORE INSERT ON envelopes");
+
+        fault(true);
+        assertThrows(ParleyException.class, this::append, "the failed commit is refused");
+        assertThrows(ParleyException.class, this::append, "and so is the next while the fault lasts");
+        assertEquals(StoreHealth.FAILING, store.health());
+        fault(false);
+
+        Envelope third = append();
+        assertEquals(StoreHealth.OK, store.health());
+        assertEquals(3, third.seq(), "the refused appends took no seq");
+        assertEquals(List.of(first.id(), second.id(), third.id()),
+                store.inboxAfter(WORKER, 0, 100).stream().map(Envelope::id).toList(),
+                "exactly the accepted envelopes are stored, nothing of the refused ones");
+    }
+
+    @Test
+    void deliveryMarksLostWithAFailedCommitAreWrittenOnceWritesWork() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
+        Envelope envelope = append();
+        injectFault("BEFORE UPDATE OF delivered_at ON envelopes");
+
+        fault(true);
+        store.markDelivered(List.of(envelope), NOW, Optional.empty());
+        try {
+            store.audit(audit()); // queued after the mark: once it is answered, the mark's commit was tried
+        } catch (ParleyException sharedTheLostTransaction) {
+            // it was in the mark's batch, and the fault rolled the whole batch back
+        }
+        assertEquals(List.of(envelope.id()), store.undeliveredAfter(WORKER, 0, 10).stream().map(Envelope::id).toList(),
+                "the fault refused the mark");
+        fault(false);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.undeliveredAfter(WORKER, 0, 10).isEmpty());
+    }
+
+    private Envelope append() {
+        Envelope draft = new Envelope(ids.next(), 0, NodeId.of("lead"), WORKER, "message", Optional.of("hello"), Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(), NOW,
+                new Trace(1, Route.INTRA_GROUP, "test"));
+        return store.append(draft, audit(), Optional.empty(), Optional.empty()).envelope();
+    }
+
+    private static AuditEntry audit() {
+        return new AuditEntry(NOW, "test", "send", "x", AuditEntry.Decision.ALLOW, "test", Optional.empty(), "test");
+    }
+
+    /** A trigger on {@code event} that rolls the writer's transaction back while the fault is on. */
+    private void injectFault(String event) throws SQLException {
+        try (Connection c = side(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE injected_fault (active INTEGER NOT NULL)");
+            s.execute("INSERT INTO injected_fault VALUES (0)");
+            s.execute("CREATE TRIGGER injected_fault " + event + " WHEN (SELECT active FROM injected_fault)"
+                    + " BEGIN SELECT RAISE(ROLLBACK, 'injected I/O failure'); END");
+        }
+    }
+
+    private void fault(boolean active) throws SQLException {
+        try (Connection c = side(); Statement s = c.createStatement()) {
+            s.execute("UPDATE injected_fault SET active = " + (active ? 1 : 0));
+        }
+    }
+
+    private Connection side() throws SQLException {
+        Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+        try (Statement s = c.createStatement()) {
+            s.execute("PRAGMA busy_timeout = 10000");
+        }
+        return c;
+    }
+}
