@@ -54,6 +54,10 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy);
     }
 
+    public HubConfig withMaxBodyBytes(long bytes) {
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy);
+    }
+
     public HubConfig withPushTimeout(Duration timeout) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy);
     }

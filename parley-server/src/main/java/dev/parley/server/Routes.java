@@ -4,9 +4,12 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Tokens;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.Method;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerResponse;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -84,11 +87,20 @@ final class Routes {
     private Handler guard(Endpoint endpoint) {
         return (request, response) -> {
             Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
+            // An answer sent before the body was read in full closes the connection: what is left
+            // of the body would otherwise be read as the next request (request smuggling).
+            response.beforeSend(() -> {
+                if (!request.content().consumed()) {
+                    response.headers().set(HeaderValues.CONNECTION_CLOSE);
+                }
+            });
             try {
                 if (limiter != null) {
                     limiter.admit(exchange); // rate limits
                 }
                 endpoint.handle(exchange);
+            } catch (CloseConnectionException gone) {
+                throw gone; // the socket failed or was closed: nobody is left to answer
             } catch (ParleyException e) {
                 if (!response.isSent()) {
                     exchange.error(e);
@@ -100,6 +112,18 @@ final class Routes {
                     exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
                 }
             }
+            closeIfAnswerSaysSo(response);
         };
+    }
+
+    /**
+     * Helidon 4.5 sends {@code Connection: close} (asked by the client, or set above) but then
+     * neither reads the rest of the body nor closes: it goes on reading requests from the
+     * socket. Ending the connection here is what the header promises.
+     */
+    private static void closeIfAnswerSaysSo(ServerResponse response) {
+        if (response.isSent() && response.headers().containsToken(HeaderValues.CONNECTION_CLOSE)) {
+            throw new CloseConnectionException("the answer closed the connection");
+        }
     }
 }
