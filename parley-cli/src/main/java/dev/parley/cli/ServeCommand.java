@@ -11,6 +11,7 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -65,6 +66,27 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--audit-retention", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Audit entries older than this are pruned, e.g. 90d (default: 30d).")
     Duration auditRetention;
+
+    // --- connection timeouts and the per-address cap ---
+    @Option(names = "--idle-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Close a connection with no request under way after this, e.g. 2m (default: 60s).")
+    Duration idleTimeout;
+
+    @Option(names = "--header-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "A request's headers must be in this long after its request line, or the connection "
+                    + "is closed (default: 10s).")
+    Duration headerTimeout;
+
+    @Option(names = "--body-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "A request's body must be in this long after its headers, or the connection is closed "
+                    + "(default: 30s). Answers being written, such as SSE streams, are never cut by these timeouts.")
+    Duration bodyTimeout;
+
+    @Option(names = "--max-connections-per-address", paramLabel = "N",
+            description = "Connections one client address may hold open at once; the next is refused with 429 "
+                    + "too_many_connections. Raise it when many clients share one address, e.g. behind a proxy "
+                    + "(default: 512).")
+    Integer maxConnectionsPerAddress;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -123,6 +145,18 @@ final class ServeCommand implements Callable<Integer> {
                 .withRequireNodeProof(requireNodeProof);
         config = config.withNodeRate(rate != null ? rate : config.gate().nodeRate(),
                 burst != null ? burst : config.gate().nodeBurst());
+        config = config.withTransport(transport(config.transport()));
         return auditRetention != null ? config.withAuditRetention(auditRetention) : config;
+    }
+
+    private HubConfig.Transport transport(HubConfig.Transport defaults) {
+        try {
+            return new HubConfig.Transport(Objects.requireNonNullElse(idleTimeout, defaults.idleTimeout()),
+                    Objects.requireNonNullElse(headerTimeout, defaults.headerTimeout()),
+                    Objects.requireNonNullElse(bodyTimeout, defaults.bodyTimeout()),
+                    Objects.requireNonNullElse(maxConnectionsPerAddress, defaults.maxConnectionsPerAddress()));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 }

@@ -32,11 +32,13 @@ final class Routes {
 
     private final Tokens tokens;
     private final long maxBodyBytes;
+    private final Connections connections;
     private final Map<String, Map<Method, Endpoint>> table = new LinkedHashMap<>();
 
-    Routes(Tokens tokens, long maxBodyBytes) {
+    Routes(Tokens tokens, long maxBodyBytes, Connections connections) {
         this.tokens = tokens;
         this.maxBodyBytes = maxBodyBytes;
+        this.connections = connections;
     }
 
     // --- rate limits: checked in the guard, before any endpoint ---
@@ -86,6 +88,7 @@ final class Routes {
 
     private Handler guard(Endpoint endpoint) {
         return (request, response) -> {
+            connections.running(request); // its body is now under the body timeout
             Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
             // An answer sent before the body was read in full closes the connection: what is left
             // of the body would otherwise be read as the next request (request smuggling).
@@ -112,6 +115,7 @@ final class Routes {
                     exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
                 }
             }
+            connections.answered(request);
             closeIfAnswerSaysSo(response);
         };
     }

@@ -41,8 +41,17 @@ final class RawHttp implements AutoCloseable {
     }
 
     static RawHttp connect(int port) {
+        return connectFrom("127.0.0.1", port);
+    }
+
+    /**
+     * Connects from {@code localAddress}: another loopback address (127.0.0.2) is a client
+     * address of its own, apart from the test's HTTP client on 127.0.0.1.
+     */
+    static RawHttp connectFrom(String localAddress, int port) {
         try {
             Socket socket = new Socket();
+            socket.bind(new InetSocketAddress(localAddress, 0));
             socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
             socket.setSoTimeout(READ_TIMEOUT_MS);
             return new RawHttp(socket);
