@@ -9,6 +9,7 @@ import io.helidon.http.Method;
 import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
 import java.util.LinkedHashMap;
@@ -90,13 +91,6 @@ final class Routes {
         return (request, response) -> {
             connections.running(request); // its body is now under the body timeout
             Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
-            // An answer sent before the body was read in full closes the connection: what is left
-            // of the body would otherwise be read as the next request (request smuggling).
-            response.beforeSend(() -> {
-                if (!request.content().consumed()) {
-                    response.headers().set(HeaderValues.CONNECTION_CLOSE);
-                }
-            });
             try {
                 if (limiter != null) {
                     limiter.admit(exchange); // rate limits
@@ -115,15 +109,37 @@ final class Routes {
                     exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
                 }
             }
+            drain(request);
             connections.answered(request);
             closeIfAnswerSaysSo(response);
         };
     }
 
     /**
-     * Helidon 4.5 sends {@code Connection: close} (asked by the client, or set above) but then
-     * neither reads the rest of the body nor closes: it goes on reading requests from the
-     * socket. Ending the connection here is what the header promises.
+     * Reads and drops what the endpoint left of the body (an early 401, 404, 413…), within the
+     * body timeout and Helidon's size backstop, so that it is never read as the next request
+     * (request smuggling), and a client still writing its body gets to read the answer. A body
+     * that cannot be read to its end closes the connection.
+     */
+    private static void drain(ServerRequest request) {
+        if (request.content().consumed()) {
+            return;
+        }
+        if (!request.continueSent()) {
+            // Expect: 100-continue, and the body was never asked for: the client holds it back.
+            throw new CloseConnectionException("the request body was never asked for");
+        }
+        try {
+            request.content().consume();
+        } catch (RuntimeException e) {
+            throw new CloseConnectionException("the rest of the request body could not be read", e);
+        }
+    }
+
+    /**
+     * Helidon 4.5 answers a request that says {@code Connection: close} with the same header,
+     * then neither drains the body nor closes: it goes on reading requests from the socket.
+     * Ending the connection here is what the header promises.
      */
     private static void closeIfAnswerSaysSo(ServerResponse response) {
         if (response.isSent() && response.headers().containsToken(HeaderValues.CONNECTION_CLOSE)) {

@@ -144,6 +144,24 @@ class RequestSmugglingTest {
         assertEquals(List.of(), hub.inbox(token), "a request after Connection: close ran");
     }
 
+    @Test
+    void aBodyHeldBackForExpectContinueIsNeverAskedForAfterAnEarlyAnswer() {
+        String victim = uid("expect");
+        String token = hub.createNode(victim, null);
+        byte[] body = hiddenSends(victim, token, 2 * 1024);
+
+        try (RawHttp connection = RawHttp.connect(hub.port())) {
+            connection.write(RawHttp.request("POST", "/v1/messages", new byte[0], "Expect: 100-continue",
+                    "Content-Length: " + body.length));
+            RawHttp.Answer answer = connection.readAnswer();
+            assertEquals(401, answer.status(), () -> "unexpected answer: " + answer);
+            connection.write(body); // a client that sends its body anyway
+            connection.endOutput();
+            assertEquals("", connection.readToClose(), "after the final answer the hub must not ask for the body");
+        }
+        assertEquals(List.of(), hub.inbox(token), "a send in the body held back ran");
+    }
+
     /** Complete, authenticated self-sends back to back, each within the body limit, {@code size} bytes in all. */
     private static byte[] hiddenSends(String victim, String token, int size) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
