@@ -7,12 +7,19 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import sun.misc.Signal;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /** {@code parley serve}: runs a hub in this process until it is stopped (SIGTERM or Ctrl-C). */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -66,10 +73,39 @@ final class ServeCommand implements Callable<Integer> {
             description = "Audit entries older than this are pruned, e.g. 90d (default: 30d).")
     Duration auditRetention;
 
+    @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL", converter = LogLevel.Converter.class,
+            description = {"Log level of every logger (e.g. FINE), or of one logger and those under it "
+                    + "(e.g. dev.parley.store=FINE); repeatable, a later one wins.",
+                    "Levels: SEVERE, WARNING, INFO, CONFIG, FINE, FINER, FINEST, ALL, OFF (or error, warn, debug, "
+                            + "trace) (default: INFO)."})
+    List<LogLevel> logLevels = List.of();
+
+    // --- connection timeouts and the per-address cap ---
+    @Option(names = "--idle-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Close a connection with no request under way after this, e.g. 2m (default: 60s).")
+    Duration idleTimeout;
+
+    @Option(names = "--header-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "A request's headers must be in this long after its request line, or the connection "
+                    + "is closed (default: 10s).")
+    Duration headerTimeout;
+
+    @Option(names = "--body-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "A request's body must be in this long after its headers, or the connection is closed "
+                    + "(default: 30s). Answers being written, such as SSE streams, are never cut by these timeouts.")
+    Duration bodyTimeout;
+
+    @Option(names = "--max-connections-per-address", paramLabel = "N",
+            description = "Connections one client address may hold open at once; the next is refused with 429 "
+                    + "too_many_connections. Raise it when many clients share one address, e.g. behind a proxy "
+                    + "(default: 512).")
+    Integer maxConnectionsPerAddress;
+
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         HubConfig config = config();
+        LogLevel.apply(logLevels);
         Hub hub;
         try {
             hub = Hub.start(config);
@@ -94,16 +130,73 @@ final class ServeCommand implements Callable<Integer> {
             out.println(hub.adminToken());
         }
         out.flush();
-        // SIGTERM and Ctrl-C run shutdown hooks: close gracefully so in-flight commits finish.
-        Thread shutdown = new Thread(hub::close, "parley-shutdown");
-        Runtime.getRuntime().addShutdownHook(shutdown);
-        hub.awaitClosed();
+        // Close gracefully so in-flight commits finish. SIGTERM, the way a hub is stopped, is handled
+        // here: the JVM's own handler would exit 143 however cleanly the hub shut down. Ctrl-C and
+        // the other signals run the shutdown hook.
+        GracefulStop stop = new GracefulStop(hub);
+        Thread hook = new Thread(stop::run, "parley-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        Signal.handle(new Signal("TERM"), signal -> Thread.ofPlatform().name("parley-sigterm").start(stop::run));
+        boolean clean = stop.await();
         try {
-            Runtime.getRuntime().removeShutdownHook(shutdown);
+            Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException shuttingDown) {
-            // the hook itself closed the hub; nothing to undo
+            // the hook itself is closing the hub; nothing to undo
+        }
+        if (!clean) {
+            spec.commandLine().getErr().println("parley: shutdown_failed: the hub did not stop cleanly (see the log)");
+            spec.commandLine().getErr().flush();
+            return ExitStatus.HUB_FAILURE;
         }
         return ExitStatus.OK;
+    }
+
+    /** Closes the hub once, whoever asks first; every caller returns only when it is closed. */
+    private static final class GracefulStop {
+        private static final Logger LOG = Logger.getLogger(ServeCommand.class.getName());
+        private final Hub hub;
+        private final AtomicBoolean started = new AtomicBoolean();
+        private final CountDownLatch done = new CountDownLatch(1);
+        private volatile boolean clean;
+
+        private GracefulStop(Hub hub) {
+            this.hub = hub;
+        }
+
+        void run() {
+            if (started.compareAndSet(false, true)) {
+                try {
+                    hub.close();
+                    clean = true;
+                } catch (RuntimeException e) {
+                    LOG.log(Level.SEVERE, "the hub did not stop cleanly", e);
+                } finally {
+                    done.countDown();
+                }
+            }
+            awaitUninterruptibly();
+        }
+
+        /** Waits until the hub is closed (by a signal or the hook); true when it closed cleanly. */
+        boolean await() throws InterruptedException {
+            done.await();
+            return clean;
+        }
+
+        private void awaitUninterruptibly() {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    done.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** The hub's configuration from the options (and PARLEY_ADMIN_TOKEN); out-of-range limits are usage errors. */
@@ -123,6 +216,18 @@ final class ServeCommand implements Callable<Integer> {
                 .withRequireNodeProof(requireNodeProof);
         config = config.withNodeRate(rate != null ? rate : config.gate().nodeRate(),
                 burst != null ? burst : config.gate().nodeBurst());
+        config = config.withTransport(transport(config.transport()));
         return auditRetention != null ? config.withAuditRetention(auditRetention) : config;
+    }
+
+    private HubConfig.Transport transport(HubConfig.Transport defaults) {
+        try {
+            return new HubConfig.Transport(Objects.requireNonNullElse(idleTimeout, defaults.idleTimeout()),
+                    Objects.requireNonNullElse(headerTimeout, defaults.headerTimeout()),
+                    Objects.requireNonNullElse(bodyTimeout, defaults.bodyTimeout()),
+                    Objects.requireNonNullElse(maxConnectionsPerAddress, defaults.maxConnectionsPerAddress()));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 }

@@ -55,6 +55,8 @@ public enum ErrorCode {
     /** A ticket already redeemed, or one whose invite was already redeemed. */
     TICKET_ALREADY_USED(409),
     RATE_LIMITED(429),
+    /** A client address that already holds the most connections the hub allows one address. */
+    TOO_MANY_CONNECTIONS(429),
     INTERNAL(500),
     UNAVAILABLE(503),
     /** The hub's disk is full: nothing was written; writes resume by themselves once space is freed. */

@@ -62,6 +62,8 @@ final class Dispatcher implements Notifier, AutoCloseable {
     private record Finished(int attempt, long atNanos) {
     }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
+    /** Nodes whose webhook failed since it last delivered, with the attempts that failed. */
+    private final Map<NodeId, Integer> failingWebhooks = new ConcurrentHashMap<>();
     private final Semaphore total = new Semaphore(TOTAL);
     private final ExecutorService pushes = Executors.newVirtualThreadPerTaskExecutor();
     private final Semaphore wake = new Semaphore(0);
@@ -217,8 +219,10 @@ final class Dispatcher implements Notifier, AutoCloseable {
             case Courier.Outcome.Delivered d -> {
                 store.pushed(envelope, clock.instant(), policy.redeliverAfter());
                 metrics.pushes.increment();
+                webhookDelivered(envelope.to());
             }
             case Courier.Outcome.Refused refused -> {
+                webhookFailed(envelope, attempt, refused.why());
                 if (policy.retry().exhaustedAfter(attempt)) {
                     deadLetter(envelope, "webhook failed " + attempt + " attempt(s); last: " + refused.why(), attempt);
                 } else {
@@ -229,6 +233,26 @@ final class Dispatcher implements Notifier, AutoCloseable {
                     metrics.retries.increment();
                 }
             }
+        }
+    }
+
+    /**
+     * A failing webhook is logged when its run of failures starts and when it ends, not per
+     * envelope: a dead endpoint would otherwise log every attempt of every envelope. Each
+     * attempt is at FINE.
+     */
+    private void webhookFailed(Envelope envelope, int attempt, String why) {
+        LOG.fine(() -> "push of " + envelope.id() + " to " + envelope.to() + " failed (attempt " + attempt + "): "
+                + why);
+        if (failingWebhooks.merge(envelope.to(), 1, Integer::sum) == 1) {
+            LOG.warning("the webhook of " + envelope.to() + " fails: " + why + "; its pushes are retried with backoff");
+        }
+    }
+
+    private void webhookDelivered(NodeId node) {
+        Integer failed = failingWebhooks.remove(node);
+        if (failed != null) {
+            LOG.info("the webhook of " + node + " delivers again, after " + failed + " failed attempt(s)");
         }
     }
 

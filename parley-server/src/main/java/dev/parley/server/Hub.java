@@ -22,6 +22,7 @@ import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteStore;
 import io.helidon.common.socket.SocketOptions;
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http1.Http1Config;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -146,7 +147,9 @@ public final class Hub implements AutoCloseable {
             committed.add(waiters).add(dispatcher).add(a2aWatch);
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
-            Routes routes = new Routes(tokens, config.maxBodyBytes());
+            Connections connections = new Connections(config.transport(), metrics);
+            services.add(connections);
+            Routes routes = new Routes(tokens, config.maxBodyBytes(), connections);
             routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
             new OpsRoutes(store, metrics).register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
@@ -177,7 +180,9 @@ public final class Hub implements AutoCloseable {
                     .port(config.port())
                     .shutdownHook(false)
                     // SSE frames are small and must leave at once; Nagle would hold them back.
-                    .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
+                    .connectionOptions(connections.acceptHook(SocketOptions.builder().tcpNoDelay(true).build()))
+                    // Timeouts and the per-address cap follow each request line and header block.
+                    .addProtocol(Http1Config.builder().addReceiveListener(connections).build())
                     // Our own limit answers 413 with the contract's body; this is only a backstop.
                     .maxPayloadSize(Math.max(config.maxBodyBytes() * 4, 1 << 20))
                     // Requests refused before routing (huge headers) still get a contract body.

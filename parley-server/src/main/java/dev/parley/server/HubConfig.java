@@ -2,6 +2,7 @@ package dev.parley.server;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -18,44 +19,50 @@ import java.util.Optional;
  * @param pushTimeout        connect and answer timeout of one webhook push (default 10 s)
  * @param gate               admission by invite and rate limits (see {@link Gate})
  * @param policy             policy rules and audit retention (see {@link Policy})
+ * @param transport          connection timeouts and the per-address connection cap (see {@link Transport})
  */
 public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optional<String> adminToken,
                         Duration heartbeat, Duration slowReaderTimeout, long maxBodyBytes, Duration pushTimeout,
-                        Gate gate, Policy policy) {
+                        Gate gate, Policy policy, Transport transport) {
     public static final int DEFAULT_PORT = 7420;
     public static final String DEFAULT_HOST = "127.0.0.1";
 
     public static HubConfig defaults(Path dataDir) {
         return new HubConfig(dataDir, DEFAULT_HOST, DEFAULT_PORT, 1, Optional.empty(), Duration.ofSeconds(15),
-                Duration.ofSeconds(30), 256 * 1024, Duration.ofSeconds(10), Gate.DEFAULTS, Policy.DEFAULTS);
+                Duration.ofSeconds(30), 256 * 1024, Duration.ofSeconds(10), Gate.DEFAULTS, Policy.DEFAULTS,
+                Transport.DEFAULTS);
     }
 
     public HubConfig withPort(int newPort) {
-        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy);
+        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
     }
 
     public HubConfig withHost(String newHost) {
-        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy);
+        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
     }
 
     public HubConfig withMaxDepth(int depth) {
-        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy);
+        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
     }
 
     public HubConfig withAdminToken(Optional<String> token) {
-        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy);
+        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
     }
 
     public HubConfig withHeartbeat(Duration interval) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
     }
 
     public HubConfig withSlowReaderTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+    }
+
+    public HubConfig withMaxBodyBytes(long bytes) {
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport);
     }
 
     public HubConfig withPushTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport);
     }
 
     // --- admission by invite and rate limits ---
@@ -89,7 +96,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withGate(Gate newGate) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, newGate, policy);
+                pushTimeout, newGate, policy, transport);
     }
 
     public HubConfig withRequireNodeProof(boolean required) {
@@ -133,7 +140,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withPolicyConfig(Policy newPolicy) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, newPolicy);
+                pushTimeout, gate, newPolicy, transport);
     }
 
     /** Loads policy rules from {@code file} (JSON or YAML) and reloads them when it changes. */
@@ -147,5 +154,45 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withAuditRetention(Duration retention) {
         return withPolicyConfig(new Policy(policy.file(), policy.reloadInterval(), retention));
+    }
+
+    // --- connection timeouts and the per-address cap ---
+
+    /**
+     * How long the hub waits on a client, and how many connections one address may hold.
+     * A connection past its timeout is closed without an answer.
+     *
+     * @param idleTimeout              a connection with no request under way (from accept or the end of the
+     *                                 last answer until its request line is in) is closed after this
+     *                                 ({@code --idle-timeout}; default 60 s)
+     * @param headerTimeout            the request headers must be in this long after the request line
+     *                                 ({@code --header-timeout}; default 10 s)
+     * @param bodyTimeout              the request body must be in this long after the headers
+     *                                 ({@code --body-timeout}; default 30 s). An answer being written, such as
+     *                                 an SSE stream, is never cut by these timeouts
+     * @param maxConnectionsPerAddress connections one client address may hold open at once; the next is
+     *                                 refused with 429 {@code too_many_connections}
+     *                                 ({@code --max-connections-per-address}; default 512)
+     */
+    public record Transport(Duration idleTimeout, Duration headerTimeout, Duration bodyTimeout,
+                            int maxConnectionsPerAddress) {
+        public static final Transport DEFAULTS = new Transport(Duration.ofSeconds(60), Duration.ofSeconds(10),
+                Duration.ofSeconds(30), 512);
+
+        public Transport {
+            for (Duration timeout : List.of(idleTimeout, headerTimeout, bodyTimeout)) {
+                if (timeout.toMillis() < 10) {
+                    throw new IllegalArgumentException("connection timeouts must be at least 10 ms");
+                }
+            }
+            if (maxConnectionsPerAddress < 1) {
+                throw new IllegalArgumentException("the connections per address must be at least 1");
+            }
+        }
+    }
+
+    public HubConfig withTransport(Transport newTransport) {
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
+                pushTimeout, gate, policy, newTransport);
     }
 }

@@ -10,6 +10,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Logger;
 
 /**
  * The open MCP-over-HTTP sessions: ids from a secure random source, each bound to the node
@@ -17,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * used goes first), so clients that never say goodbye cannot grow the hub's memory.
  */
 final class McpSessions {
+    private static final Logger LOG = Logger.getLogger(McpSessions.class.getName());
     static final Duration IDLE = Duration.ofHours(1);
     static final int MAX = 10_000;
 
@@ -27,7 +29,9 @@ final class McpSessions {
         expire(now);
         while (open.size() >= MAX) {
             open.values().stream().min(Comparator.comparing(McpSession::lastUsed))
-                    .ifPresent(oldest -> open.remove(oldest.id()));
+                    .filter(oldest -> open.remove(oldest.id(), oldest))
+                    .ifPresent(oldest -> LOG.warning("ended the MCP session of " + oldest.node() + " unclosed: "
+                            + MAX + " sessions were open, and it was the least recently used"));
         }
         byte[] bytes = new byte[16];
         random.nextBytes(bytes);
@@ -43,7 +47,9 @@ final class McpSessions {
             return Optional.empty();
         }
         if (session.lastUsed().plus(IDLE).isBefore(now)) {
-            open.remove(id);
+            if (open.remove(id, session)) {
+                expired(session);
+            }
             return Optional.empty();
         }
         session.touch(now);
@@ -56,6 +62,15 @@ final class McpSessions {
     }
 
     private void expire(Instant now) {
-        open.values().removeIf(s -> s.lastUsed().plus(IDLE).isBefore(now));
+        for (McpSession session : open.values()) {
+            if (session.lastUsed().plus(IDLE).isBefore(now) && open.remove(session.id(), session)) {
+                expired(session);
+            }
+        }
+    }
+
+    /** A session its client never closed (no DELETE): the client may have died, or just left. */
+    private static void expired(McpSession session) {
+        LOG.info("the MCP session of " + session.node() + " ended unclosed: idle since " + session.lastUsed());
     }
 }

@@ -66,6 +66,7 @@ final class Metrics implements CommitObserver {
         renderTopicsAndTasks(out);
         renderAdmission(out); // admission and rate limits
         renderPolicy(out); // policy rules, payload schemas, audit retention
+        renderConnections(out); // connection timeouts and the per-address cap
         out.append("# HELP parley_commit_batch_size Jobs per group commit.\n# TYPE parley_commit_batch_size summary\n");
         out.append("parley_commit_batch_size_sum ").append(committedJobs.sum()).append('\n');
         out.append("parley_commit_batch_size_count ").append(commitLatency.count()).append('\n');
@@ -206,5 +207,37 @@ final class Metrics implements CommitObserver {
 
     private static String escape(String label) {
         return label.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
+    // --- connection timeouts and the per-address cap ---
+    final LongAdder connectionsRefused = new LongAdder();
+    /** Pre-filled for every phase, so each label is there from the start and reads need no lock. */
+    private final Map<Connections.Phase, LongAdder> connectionTimeouts = new EnumMap<>(Connections.Phase.class);
+    private volatile java.util.function.IntSupplier openConnections = () -> 0;
+
+    {
+        for (Connections.Phase phase : Connections.Phase.values()) {
+            connectionTimeouts.put(phase, new LongAdder());
+        }
+    }
+
+    void openConnectionsFrom(java.util.function.IntSupplier source) {
+        this.openConnections = source;
+    }
+
+    void connectionTimedOut(Connections.Phase phase) {
+        connectionTimeouts.get(phase).increment();
+    }
+
+    private void renderConnections(StringBuilder out) {
+        out.append("# HELP parley_connection_timeouts_total Connections closed for waiting too long on the client, "
+                + "by what was awaited (idle: a request line, header: the headers, body: the body).\n");
+        out.append("# TYPE parley_connection_timeouts_total counter\n");
+        connectionTimeouts.forEach((phase, count) -> out.append("parley_connection_timeouts_total{phase=\"")
+                .append(phase.label()).append("\"} ").append(count.sum()).append('\n'));
+        counter(out, "parley_connections_refused_total",
+                "Connections refused with 429 too_many_connections: their address held the most allowed.",
+                connectionsRefused.sum());
+        gauge(out, "parley_open_connections", "HTTP connections open now.", openConnections.getAsInt());
     }
 }

@@ -4,9 +4,13 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Tokens;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.Method;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,11 +33,13 @@ final class Routes {
 
     private final Tokens tokens;
     private final long maxBodyBytes;
+    private final Connections connections;
     private final Map<String, Map<Method, Endpoint>> table = new LinkedHashMap<>();
 
-    Routes(Tokens tokens, long maxBodyBytes) {
+    Routes(Tokens tokens, long maxBodyBytes, Connections connections) {
         this.tokens = tokens;
         this.maxBodyBytes = maxBodyBytes;
+        this.connections = connections;
     }
 
     // --- rate limits: checked in the guard, before any endpoint ---
@@ -83,12 +89,15 @@ final class Routes {
 
     private Handler guard(Endpoint endpoint) {
         return (request, response) -> {
+            connections.running(request); // its body is now under the body timeout
             Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
             try {
                 if (limiter != null) {
                     limiter.admit(exchange); // rate limits
                 }
                 endpoint.handle(exchange);
+            } catch (CloseConnectionException gone) {
+                throw gone; // the socket failed or was closed: nobody is left to answer
             } catch (ParleyException e) {
                 if (!response.isSent()) {
                     exchange.error(e);
@@ -100,6 +109,41 @@ final class Routes {
                     exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
                 }
             }
+            drain(request);
+            connections.answered(request);
+            closeIfAnswerSaysSo(response);
         };
+    }
+
+    /**
+     * Reads and drops what the endpoint left of the body (an early 401, 404, 413…), within the
+     * body timeout and Helidon's size backstop, so that it is never read as the next request
+     * (request smuggling), and a client still writing its body gets to read the answer. A body
+     * that cannot be read to its end closes the connection.
+     */
+    private static void drain(ServerRequest request) {
+        if (request.content().consumed()) {
+            return;
+        }
+        if (!request.continueSent()) {
+            // Expect: 100-continue, and the body was never asked for: the client holds it back.
+            throw new CloseConnectionException("the request body was never asked for");
+        }
+        try {
+            request.content().consume();
+        } catch (RuntimeException e) {
+            throw new CloseConnectionException("the rest of the request body could not be read", e);
+        }
+    }
+
+    /**
+     * Helidon 4.5 answers a request that says {@code Connection: close} with the same header,
+     * then neither drains the body nor closes: it goes on reading requests from the socket.
+     * Ending the connection here is what the header promises.
+     */
+    private static void closeIfAnswerSaysSo(ServerResponse response) {
+        if (response.isSent() && response.headers().containsToken(HeaderValues.CONNECTION_CLOSE)) {
+            throw new CloseConnectionException("the answer closed the connection");
+        }
     }
 }

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -31,6 +32,13 @@ import java.util.function.UnaryOperator;
  * node creation (also many at once) and {@code /metrics} samples.
  */
 public final class BenchHub implements AutoCloseable {
+    /**
+     * A bench opens all its connections (thousands of streams) from one address, and its
+     * {@link HttpConnection} never retries a request on a connection the hub closed while it
+     * idled: the per-address cap and the idle timeout are lifted.
+     */
+    private static final int BENCH_CONNECTIONS = 1_000_000;
+    private static final Duration BENCH_IDLE = Duration.ofHours(1);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path dir;
@@ -65,13 +73,18 @@ public final class BenchHub implements AutoCloseable {
         Path dir = Files.createTempDirectory("parley-bench-");
         try {
             HubConfig config = customize.apply(HubConfig.defaults(dir).withPort(0)
-                    .withNodeRate(1_000_000, 10_000_000));
+                    .withNodeRate(1_000_000, 10_000_000).withTransport(benchTransport()));
             Hub hub = Hub.start(config);
             return new BenchHub(dir, hub, null, null, null, "127.0.0.1", hub.port(), hub.adminToken());
         } catch (RuntimeException e) {
             BenchSupport.deleteTree(dir);
             throw e;
         }
+    }
+
+    private static HubConfig.Transport benchTransport() {
+        HubConfig.Transport defaults = HubConfig.Transport.DEFAULTS;
+        return new HubConfig.Transport(BENCH_IDLE, defaults.headerTimeout(), defaults.bodyTimeout(), BENCH_CONNECTIONS);
     }
 
     /** {@link #inProcess(UnaryOperator)} with nothing changed. */
@@ -109,6 +122,10 @@ public final class BenchHub implements AutoCloseable {
                     "--data", data.toString(), "--host", "127.0.0.1", "--port", Integer.toString(port)));
             if (!serveArgs.contains("--rate")) {
                 cmd.addAll(List.of("--rate", "1000000", "--burst", "10000000"));
+            }
+            if (!serveArgs.contains("--max-connections-per-address")) {
+                cmd.addAll(List.of("--max-connections-per-address", Integer.toString(BENCH_CONNECTIONS),
+                        "--idle-timeout", BENCH_IDLE.toSeconds() + "s"));
             }
             cmd.addAll(serveArgs);
             BenchHub bench = new BenchHub(dir, null, List.copyOf(cmd), log, null, "127.0.0.1", port, token);

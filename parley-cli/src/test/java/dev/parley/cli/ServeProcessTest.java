@@ -1,0 +1,149 @@
+package dev.parley.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.parley.server.HubConfig;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code parley serve} as operators run it: a child process stopped with SIGTERM, with the
+ * log levels they chose. Logs are read from the child's stderr, one JSON object a line.
+ */
+class ServeProcessTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path tmp;
+
+    private Process hub;
+
+    @AfterEach
+    void kill() throws InterruptedException {
+        if (hub != null && hub.isAlive()) {
+            hub.destroyForcibly();
+            hub.waitFor(15, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void sigtermStopsTheHubCleanlyAndExitsZero() throws Exception {
+        URI url = serve();
+        try (Socket client = new Socket()) {
+            client.connect(new InetSocketAddress(url.getHost(), url.getPort()), 5_000); // a connection open at the stop
+            hub.destroy(); // SIGTERM
+            assertTrue(hub.waitFor(60, TimeUnit.SECONDS), "the hub did not stop after SIGTERM");
+        }
+        assertEquals(0, hub.exitValue(), this::log);
+        List<JsonNode> lines = logLines();
+        assertTrue(lines.stream().anyMatch(l -> l.path("msg").asText().equals("parley hub stopped")), this::log);
+        assertTrue(lines.stream().noneMatch(l -> l.path("level").asText().equals("FINE")), "FINE is off by default");
+    }
+
+    @Test
+    void logLevelsApplyToEveryLoggerAndToOneLoggerAndThoseUnderIt() throws Exception {
+        URI url = serve("--idle-timeout", "200ms", "--log-level", "warn",
+                "--log-level", "dev.parley.server.Connections=FINE");
+        try (Socket idle = new Socket()) {
+            idle.connect(new InetSocketAddress(url.getHost(), url.getPort()), 5_000);
+            idle.setSoTimeout(30_000);
+            InputStream in = idle.getInputStream();
+            assertEquals(-1, in.read(), "the hub closes a connection that sends no request");
+        }
+        hub.destroy();
+        assertTrue(hub.waitFor(60, TimeUnit.SECONDS), "the hub did not stop after SIGTERM");
+        assertEquals(0, hub.exitValue(), this::log);
+
+        List<JsonNode> lines = logLines();
+        assertTrue(lines.stream().anyMatch(l -> l.path("level").asText().equals("FINE")
+                && l.path("logger").asText().equals("dev.parley.server.Connections")
+                && l.path("msg").asText().contains("no request within 200 ms")), this::log);
+        assertTrue(lines.stream().noneMatch(l -> l.path("level").asText().equals("INFO")),
+                () -> "--log-level warn lets INFO through:\n" + log());
+    }
+
+    @Test
+    void badLogLevelsAndConnectionLimitsAreUsageErrors() {
+        for (String[] args : List.of(new String[] {"--log-level", "LOUD"}, new String[] {"--log-level", "a b=FINE"},
+                new String[] {"--header-timeout", "0s"}, new String[] {"--body-timeout", "5ms"},
+                new String[] {"--max-connections-per-address", "0"})) {
+            CliRun run = new CliRun();
+            List<String> all = new ArrayList<>(List.of("serve", "--port", "0", "--data", tmp.resolve("unused").toString()));
+            all.addAll(List.of(args));
+            run.execute(all.toArray(String[]::new));
+            assertEquals(ExitStatus.USAGE, run.exit, run::describe);
+            assertFalse(Files.exists(tmp.resolve("unused")), "a refused serve must not touch the data directory");
+        }
+    }
+
+    @Test
+    void connectionOptionsReachTheHubConfig() {
+        CommandLine cli = new CommandLine(new ServeCommand());
+        cli.parseArgs("--data", tmp.toString(), "--idle-timeout", "2m", "--header-timeout", "5s", "--body-timeout",
+                "45s", "--max-connections-per-address", "64");
+        assertEquals(new HubConfig.Transport(Duration.ofMinutes(2), Duration.ofSeconds(5), Duration.ofSeconds(45), 64),
+                ((ServeCommand) cli.getCommand()).config().transport());
+        CommandLine defaults = new CommandLine(new ServeCommand());
+        defaults.parseArgs("--data", tmp.toString());
+        assertEquals(HubConfig.Transport.DEFAULTS, ((ServeCommand) defaults.getCommand()).config().transport());
+    }
+
+    /** Starts {@code parley serve} on a free port; returns its URL once it listens. */
+    private URI serve(String... options) throws IOException {
+        String java = ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
+                "-cp", System.getProperty("java.class.path"), "dev.parley.cli.Main", "serve",
+                "--data", tmp.resolve("data").toString(), "--port", "0"));
+        command.addAll(List.of(options));
+        hub = new ProcessBuilder(command)
+                .redirectError(tmp.resolve("stderr.log").toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .start();
+        BufferedReader stdout = new BufferedReader(new InputStreamReader(hub.getInputStream(), StandardCharsets.UTF_8));
+        String first = stdout.readLine(); // blocks until the hub listens, or ends when it dies
+        assertNotNull(first, this::log);
+        assertTrue(first.startsWith("parley hub listening on "), first);
+        return URI.create(first.substring("parley hub listening on ".length()).strip());
+    }
+
+    private List<JsonNode> logLines() throws IOException {
+        List<JsonNode> lines = new ArrayList<>();
+        for (String line : Files.readAllLines(tmp.resolve("stderr.log"), StandardCharsets.UTF_8)) {
+            if (line.startsWith("{")) {
+                lines.add(JSON.readTree(line));
+            }
+        }
+        return lines;
+    }
+
+    private String log() {
+        try {
+            return "\n--- hub stderr ---\n" + Files.readString(tmp.resolve("stderr.log"), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(no hub stderr: " + e + ")";
+        }
+    }
+}
