@@ -12,6 +12,7 @@ import dev.parley.core.Principal;
 import dev.parley.core.Task;
 import dev.parley.core.TaskState;
 import dev.parley.core.TaskWebhook;
+import dev.parley.mcp.JsonFailures;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.ServerConnectionException;
@@ -162,10 +163,7 @@ final class A2aRoutes {
             try {
                 tree = Json.MAPPER.readTree(ex.rawBody());
             } catch (IOException | RuntimeException e) {
-                if (e instanceof ParleyException p && p.code() == ErrorCode.PAYLOAD_TOO_LARGE) {
-                    throw A2aError.from(p);
-                }
-                throw new A2aError(A2aError.Kind.PARSE_ERROR, "the body is not valid JSON");
+                throw unreadable(e);
             }
             if (tree == null || tree.isMissingNode()) {
                 throw new A2aError(A2aError.Kind.INVALID_REQUEST, "the body is empty: send one JSON-RPC 2.0 request");
@@ -463,15 +461,22 @@ final class A2aRoutes {
                 return Json.object();
             }
             tree = Json.MAPPER.readTree(raw);
-        } catch (ParleyException e) {
-            throw A2aError.from(e);
         } catch (IOException | RuntimeException e) {
-            throw new A2aError(A2aError.Kind.PARSE_ERROR, "the body is not valid JSON");
+            throw unreadable(e);
         }
         if (!(tree instanceof ObjectNode object)) {
             throw A2aError.invalidParams("the body must be a JSON object");
         }
         return object;
+    }
+
+    /** A body that could not be read as JSON: too large, or what is wrong with it in the sender's words. */
+    private static A2aError unreadable(Exception e) {
+        if (e instanceof ParleyException p) {
+            return A2aError.from(p);
+        }
+        return new A2aError(A2aError.Kind.PARSE_ERROR, "the body is not valid JSON"
+                + (e instanceof IOException io ? ": " + JsonFailures.explain(io) : ""));
     }
 
     private void restSend(Exchange ex, Principal.Caller caller, Node node) throws InterruptedException {

@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * Payload schemas: one JSON Schema (2020-12) per envelope kind, kept in the store and
@@ -170,9 +171,21 @@ final class JsonSchemas implements PayloadSchemas {
             schema.initializeValidators(); // resolves every $ref now, not at the first send
             return schema;
         } catch (SchemaException | IllegalArgumentException | IllegalStateException e) {
-            throw invalid("", "the schema cannot be used: " + String.valueOf(e.getMessage())
-                    + " (a $ref must point inside the document)");
+            throw invalid("", "the schema cannot be used: " + unusable(e));
         }
+    }
+
+    /** Why a schema the meta-schema accepted still does not compile, without the library's exception names. */
+    private static String unusable(RuntimeException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PatternSyntaxException bad) {
+                return "the pattern " + bad.getPattern() + " is not a regular expression (" + bad.getDescription() + ")";
+            }
+            if (cause instanceof IOException outside) { // the loader may not fetch anything
+                return "a $ref leads outside the document (" + outside.getMessage() + "); it must point inside it";
+            }
+        }
+        return e.getMessage() + " (a $ref must point inside the document)";
     }
 
     private ParleyException violation(String kind, Entry entry, String pointer, String detail) {

@@ -14,7 +14,6 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Locale;
 import java.util.Optional;
@@ -88,8 +87,7 @@ final class McpRoutes {
             ex.json(406, body);
             return;
         }
-        String text = new String(ex.rawBody(), StandardCharsets.UTF_8);
-        JsonRpc.Checked checked = JsonRpc.parse(text);
+        JsonRpc.Checked checked = JsonRpc.parse(ex.rawBody());
         if (!checked.accepted()) {
             // A message that is not JSON-RPC at all is a bad HTTP request; a request with bad params is
             // answered like any other JSON-RPC error.
