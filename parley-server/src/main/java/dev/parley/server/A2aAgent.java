@@ -176,7 +176,7 @@ final class A2aAgent {
         try {
             task = tasks.show(caller, taskId);
         } catch (ParleyException e) {
-            if (e.code() == ErrorCode.TASK_NOT_FOUND || e.code() == ErrorCode.FORBIDDEN) {
+            if (e.code() == ErrorCode.TASK_NOT_FOUND) {
                 throw A2aError.taskNotFound(taskId);
             }
             throw e;

@@ -95,24 +95,26 @@ final class A2aRoutes {
 
     private void hubCard(Exchange ex) {
         try {
-            cardAnswer(ex, cards.hubCard(base(ex), version(ex)));
+            cardAnswer(ex, cards.hubCard(base(ex), version(ex)), "public");
         } catch (A2aError e) {
             restError(ex, e);
         }
     }
 
+    /** A node's card needs a token (any node's, or the admin's): without one, no one learns which nodes exist. */
     private void card(Exchange ex) {
         try {
             A2aVersion version = version(ex);
-            cardAnswer(ex, cards.card(agent.agent(ex.path("node")), base(ex), version));
+            authenticated(ex);
+            cardAnswer(ex, cards.card(agent.agent(ex.path("node")), base(ex), version), "private");
         } catch (A2aError e) {
             restError(ex, e);
         }
     }
 
-    private static void cardAnswer(Exchange ex, ObjectNode card) {
-        ex.response().header(HeaderNames.CACHE_CONTROL, "public, max-age=60");
-        ex.response().header(HeaderNames.VARY, A2aVersion.HEADER);
+    private static void cardAnswer(Exchange ex, ObjectNode card, String cacheScope) {
+        ex.response().header(HeaderNames.CACHE_CONTROL, cacheScope + ", max-age=60");
+        ex.response().header(HeaderNames.VARY, A2aVersion.HEADER + ", Authorization");
         ex.json(200, card);
     }
 
@@ -125,7 +127,11 @@ final class A2aRoutes {
         return A2aVersion.of(ex.header(A2aVersion.HEADER).or(() -> ex.query(A2aVersion.HEADER)));
     }
 
-    private Principal.Caller caller(Exchange ex) {
+    /**
+     * The principal of the bearer token, or 401. Checked before the agent of the path is looked
+     * up, so that without a valid token an agent that exists answers like one that does not.
+     */
+    private static Principal authenticated(Exchange ex) {
         Optional<Principal> principal = ex.optionalCaller();
         if (principal.isEmpty()) {
             ex.response().header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
@@ -134,7 +140,11 @@ final class A2aRoutes {
                     : "missing Authorization: Bearer <node token>", 401,
                     Map.of("parleyError", ErrorCode.UNAUTHORIZED.wire()));
         }
-        if (!(principal.get() instanceof Principal.Caller caller)) {
+        return principal.get();
+    }
+
+    private Principal.Caller caller(Exchange ex) {
+        if (!(authenticated(ex) instanceof Principal.Caller caller)) {
             throw new A2aError(A2aError.Kind.REFUSED, "the admin token has no node to speak as; use a node token", 403,
                     Map.of("parleyError", ErrorCode.FORBIDDEN.wire()));
         }
@@ -200,8 +210,8 @@ final class A2aRoutes {
                 throw A2aError.invalidParams("params must be an object");
             }
             ObjectNode p = params instanceof ObjectNode o ? o : Json.object();
-            Node node = agent.agent(ex.path("node"));
             Principal.Caller caller = caller(ex);
+            Node node = agent.agent(ex.path("node"));
             dispatch(ex, id, version.orElseThrow(), method, p, caller, node);
         } catch (A2aError e) {
             rpcError(ex, id, e, shape);
@@ -438,8 +448,8 @@ final class A2aRoutes {
                         + " (a request without A2A-Version means 0.3): send the header A2A-Version: 1.0, or use"
                         + " JSON-RPC at POST /a2a/{node} for 0.3", 400, Map.of("supportedVersions", "1.0"));
             }
-            Node node = agent.agent(ex.path("node"));
-            handler.handle(ex, caller(ex), node);
+            Principal.Caller caller = caller(ex);
+            handler.handle(ex, caller, agent.agent(ex.path("node")));
         } catch (A2aError e) {
             restError(ex, e);
         } catch (ParleyException e) {
