@@ -6,10 +6,12 @@ import java.util.Optional;
 /** What happens to an envelope after it is sent: the receiver's acks, and who may look at it. */
 public final class Messages {
     private final EventStore store;
+    private final PolicyRules rules;
     private final InstantSource clock;
 
-    public Messages(EventStore store, InstantSource clock) {
+    public Messages(EventStore store, PolicyRules rules, InstantSource clock) {
         this.store = store;
+        this.rules = rules;
         this.clock = clock;
     }
 
@@ -26,7 +28,7 @@ public final class Messages {
         }
         String reason = event instanceof DeliveryEvent.Failed f ? f.reason() : "processed";
         AuditEntry audit = new AuditEntry(clock.instant(), caller.name(), "ack", id, AuditEntry.Decision.ALLOW, reason,
-                Optional.of(id), AccessPolicy.VERSION);
+                Optional.of(id), rules.version());
         return switch (store.apply(id, event, clock.instant(), audit)) {
             case Transition.Moved moved -> moved.to();
             case Transition.Unchanged unchanged -> unchanged.from();

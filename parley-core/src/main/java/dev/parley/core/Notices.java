@@ -7,9 +7,11 @@ import java.util.Optional;
 /** Envelopes the hub itself sends to a sender about its envelope: dead letters and missed deadlines. */
 public final class Notices {
     private final IdGenerator ids;
+    private final PolicyRules rules;
 
-    public Notices(IdGenerator ids) {
+    public Notices(IdGenerator ids, PolicyRules rules) {
         this.ids = ids;
+        this.rules = rules;
     }
 
     /** Tells the sender its envelope was dead-lettered; none for the hub's own notices. */
@@ -33,6 +35,6 @@ public final class Notices {
     private Envelope notice(Envelope about, String kind, String text, String data, Instant at) {
         return new Envelope(ids.next(), 0, NodeId.HUB, about.from(), kind, Optional.of(text),
                 Optional.of(new JsonText(data)), Optional.of(about.id()), about.threadId(), Optional.empty(),
-                Optional.empty(), Map.of(), at, new Trace(1, Route.SYSTEM, AccessPolicy.VERSION));
+                Optional.empty(), Map.of(), at, new Trace(1, Route.SYSTEM, rules.version()));
     }
 }

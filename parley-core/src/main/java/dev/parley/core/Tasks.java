@@ -50,7 +50,7 @@ public final class Tasks {
                 Actor actor = Actor.of(caller, "task.create", clock.instant());
                 Optional<Node> assignee = graph.node(existing.id());
                 if (assignee.isEmpty()) {
-                    audit.audit(actor.deny(existing.id().value(), "assignee does not exist"));
+                    audit.audit(actor.deny(existing.id().value(), "assignee does not exist", policy.version()));
                     throw Registry.notFound(existing.id());
                 }
                 RuleInput.EnvelopeFacts facts = new RuleInput.EnvelopeFacts(KIND,

@@ -38,14 +38,15 @@ public final class Topics {
         Node node = Actor.node(graph, caller, "subscribe to topics");
         Instant now = clock.instant();
         return store.subscribe(new Subscription(topic, node.id(), now),
-                Actor.of(caller, "topic.subscribe", now).allow(topicTarget(topic), "subscribed", Optional.empty()));
+                Actor.of(caller, "topic.subscribe", now).allow(topicTarget(topic), "subscribed", Optional.empty(),
+                        policy.version(), Optional.empty()));
     }
 
     public void unsubscribe(Principal caller, TopicName topic) {
         Node node = Actor.node(graph, caller, "unsubscribe from topics");
         store.unsubscribe(topic, node.id(),
                 Actor.of(caller, "topic.unsubscribe", clock.instant()).allow(topicTarget(topic), "unsubscribed",
-                        Optional.empty()));
+                        Optional.empty(), policy.version(), Optional.empty()));
     }
 
     /** The subscribers of a topic, for the admin. */

@@ -12,12 +12,12 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.SpecificationVersion;
 import com.networknt.schema.path.PathType;
-import dev.parley.core.AccessPolicy;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.JsonText;
 import dev.parley.core.ParleyException;
 import dev.parley.core.PayloadSchemas;
+import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.SchemaStore;
 
@@ -58,12 +58,14 @@ final class JsonSchemas implements PayloadSchemas {
     private final SchemaRegistry registry;
     private final Schema metaSchema;
     private final SchemaStore store;
+    private final PolicyRules rules;
     private final Metrics metrics;
     private final InstantSource clock;
     private final Map<String, Entry> byKind = new ConcurrentHashMap<>();
 
-    private JsonSchemas(SchemaStore store, Metrics metrics, InstantSource clock) {
+    private JsonSchemas(SchemaStore store, PolicyRules rules, Metrics metrics, InstantSource clock) {
         this.store = store;
+        this.rules = rules;
         this.metrics = metrics;
         this.clock = clock;
         SchemaRegistryConfig config = SchemaRegistryConfig.builder()
@@ -78,8 +80,8 @@ final class JsonSchemas implements PayloadSchemas {
     }
 
     /** The schemas in {@code store}, compiled; one that no longer compiles stops the hub from starting. */
-    static JsonSchemas load(SchemaStore store, Metrics metrics, InstantSource clock) {
-        JsonSchemas schemas = new JsonSchemas(store, metrics, clock);
+    static JsonSchemas load(SchemaStore store, PolicyRules rules, Metrics metrics, InstantSource clock) {
+        JsonSchemas schemas = new JsonSchemas(store, rules, metrics, clock);
         for (SchemaStore.StoredSchema stored : store.schemas()) {
             try {
                 schemas.byKind.put(stored.kind(), new Entry(stored, schemas.compile(Json.MAPPER.readTree(stored.schema().json()))));
@@ -226,7 +228,7 @@ final class JsonSchemas implements PayloadSchemas {
 
     private AuditEntry audit(Principal caller, String action, String kind, String reason) {
         return new AuditEntry(clock.instant(), caller.name(), action, "schema:" + kind, AuditEntry.Decision.ALLOW, reason,
-                Optional.empty(), AccessPolicy.VERSION);
+                Optional.empty(), rules.version());
     }
 
     private static String canonical(JsonNode document) {
