@@ -180,6 +180,11 @@ public final class Registry {
         return graph.groupOf(node);
     }
 
+    /** Whether {@code id} names a node that exists now. */
+    public boolean exists(NodeId id) {
+        return graph.node(id).isPresent();
+    }
+
     /** Whether {@code id} names a node that exists now or existed before its deletion. */
     public boolean known(NodeId id) {
         return graph.node(id).isPresent() || graph.isRetired(id);

@@ -192,7 +192,9 @@ public final class Hub implements AutoCloseable {
 
     /**
      * Conformance runs only: MCP requests without any Authorization header act as
-     * {@code node}. Refused unless the hub listens on loopback; off unless called.
+     * {@code node}, rate limit included. Refused unless the hub listens on loopback
+     * ({@link IllegalStateException}) and unless {@code node} exists
+     * ({@link IllegalArgumentException}); off unless called.
      */
     public void allowUnauthenticatedMcp(String node) {
         mcp.unauthenticatedAs(NodeId.of(node));
