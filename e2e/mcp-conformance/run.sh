@@ -5,7 +5,8 @@
 #
 # The suite's client sends no credentials, so the hub is started with
 # --mcp-unauthenticated-as conformance: MCP requests without any Authorization header act as
-# the node "conformance". The option exists for this run only, is off by default, and is
+# the node "conformance" (under its rate limit). The option exists for this run only, is off
+# by default, needs the node to exist when the hub starts (so a first start creates it), and is
 # refused unless the hub listens on loopback (see docs/claude-code.md).
 #
 # Scenarios that need the suite's own fixture tools, resources or prompts are listed in
@@ -52,25 +53,31 @@ cleanup() {
 trap cleanup EXIT
 
 java=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$jar")
-"${java[@]}" serve --data "$work/data" --host 127.0.0.1 --port 0 --mcp-unauthenticated-as conformance \
-  >"$work/hub.out" 2>"$work/hub.err" &
-hub_pid=$!
-url=""
-for _ in $(seq 1 300); do
-  url="$(sed -n 's/^parley hub listening on \(http:[^ ]*\)$/\1/p' "$work/hub.out" | head -n 1)"
-  [ -n "$url" ] && [ -s "$work/data/admin.token" ] && break
-  if ! kill -0 "$hub_pid" 2>/dev/null; then
-    cat "$work/hub.err" >&2
-    echo "mcp-conformance: the hub did not start" >&2
-    exit 1
-  fi
-  sleep 0.2
-done
-if [ -z "$url" ]; then
+# start_hub [serve options...]: starts a hub on the data directory and sets hub_pid and url.
+start_hub() {
+  : >"$work/hub.out"
+  "${java[@]}" serve --data "$work/data" --host 127.0.0.1 --port 0 "$@" >"$work/hub.out" 2>"$work/hub.err" &
+  hub_pid=$!
+  url=""
+  for _ in $(seq 1 300); do
+    url="$(sed -n 's/^parley hub listening on \(http:[^ ]*\)$/\1/p' "$work/hub.out" | head -n 1)"
+    [ -n "$url" ] && [ -s "$work/data/admin.token" ] && return 0
+    if ! kill -0 "$hub_pid" 2>/dev/null; then
+      cat "$work/hub.err" >&2
+      echo "mcp-conformance: the hub did not start" >&2
+      exit 1
+    fi
+    sleep 0.2
+  done
   echo "mcp-conformance: the hub did not report its address in time" >&2
   exit 1
-fi
+}
+# The node that token-less requests act as must exist before the hub starts with the option.
+start_hub
 PARLEY_URL="$url" PARLEY_TOKEN="$(cat "$work/data/admin.token")" "${java[@]}" node add conformance >/dev/null
+kill "$hub_pid"
+wait "$hub_pid" 2>/dev/null || true
+start_hub --mcp-unauthenticated-as conformance
 
 echo "mcp-conformance: running @modelcontextprotocol/conformance $(sed -n 's/.*"version": "\(.*\)".*/\1/p' \
   "$here/node_modules/@modelcontextprotocol/conformance/package.json" | head -n 1) against $url/mcp"

@@ -49,9 +49,14 @@ final class ServeCommand implements Callable<Integer> {
     int maxDepth;
 
     @Option(names = "--mcp-unauthenticated-as", paramLabel = "NODE",
-            description = "Conformance runs only: MCP requests to /mcp without any Authorization header act as NODE."
-                    + " Refused unless the hub listens on loopback.")
+            description = {"Conformance runs only: MCP requests to /mcp without any Authorization header act as NODE,"
+                    + " under NODE's rate limit.",
+                    "RISK: anyone who can reach the hub's port (any local user or process) then sends, reads"
+                            + " and acks as NODE without a token.",
+                    "NODE must exist when the hub starts (else the hub refuses to start); refused unless the hub"
+                            + " listens on loopback."})
     String mcpUnauthenticatedAs;
+
     @Option(names = "--policy", paramLabel = "FILE",
             description = {"Policy rules, JSON or YAML:",
                     "{\"rules\": [{\"name\", \"effect\": \"allow\"|\"deny\", \"when\": CEL}]}.",

@@ -383,6 +383,20 @@ class CliGuardrailsTest {
     }
 
     @Test
+    void unauthenticatedMcpNeedsAnExistingNodeAndItsHelpNamesTheRisk() {
+        CliRun ghost = parley("serve", "--port", "0", "--data", data.resolve("conformance").toString(),
+                "--mcp-unauthenticated-as", "ghost");
+        assertEquals(ExitStatus.REFUSED, ghost.exit, ghost::describe);
+        assertTrue(ghost.err().startsWith("parley: serve_failed: ") && ghost.err().contains("ghost")
+                && ghost.err().contains("does not exist"), ghost::describe);
+        CliRun help = parley("serve", "--help");
+        assertEquals(0, help.exit, help::describe);
+        String text = help.out().replaceAll("\\s+", " ");
+        assertTrue(text.contains("--mcp-unauthenticated-as") && text.contains("anyone who can reach")
+                && text.contains("must exist"), help::describe);
+    }
+
+    @Test
     void everyNewCommandHasHelp() {
         for (List<String> command : List.of(List.of("invite", "create"), List.of("join"), List.of("policy", "show"),
                 List.of("policy", "check"), List.of("schema", "put"), List.of("schema", "show"), List.of("schema", "list"),

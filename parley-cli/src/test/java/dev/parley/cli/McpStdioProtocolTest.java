@@ -124,6 +124,8 @@ class McpStdioProtocolTest {
                 rpc(7, "tools/call", "{\"name\":\"ack\",\"arguments\":{\"id\":7,\"status\":\"processed\"}}"),
                 "{\"jsonrpc\":\"1.0\",\"id\":8,\"method\":\"ping\"}",
                 "{\"id\":9,\"method\":\"ping\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":12,\"error\":{\"code\":\"abc\",\"message\":\"no\"}}", // a bad response
+                "{\"jsonrpc\":\"2.0\",\"id\":13,\"id\":14,\"method\":\"ping\"}", // a key twice
                 "x".repeat(4 * 1024 * 1024 + 16),             // oversized line
                 rpc(10, "tools/call", "{\"name\":\"send\",\"arguments\":{\"to\":\"lead\",\"text\":\"still here\"}}"),
                 rpc(11, "ping", null));
@@ -148,8 +150,16 @@ class McpStdioProtocolTest {
 
         assertEquals(-32600, byId.get("100").path("error").path("code").asInt(), byId::toString);
         assertEquals("{}", byId.get("101").path("result").toString());
-        assertEquals(List.of(-32700, -32600, -32600), withoutId.stream().map(m -> m.path("error").path("code").asInt()).toList(),
-                "truncated JSON, batch, oversized line: " + withoutId);
+        assertEquals(List.of(-32700, -32600, -32600, -32700, -32600), withoutId.stream()
+                        .map(m -> m.path("error").path("code").asInt()).toList(),
+                "truncated JSON, batch, a response of the wrong shape, a key twice, oversized line: " + withoutId);
+        assertTrue(withoutId.get(3).path("error").path("message").asText().contains("the key \"id\" appears twice"),
+                withoutId::toString);
+        for (String line : run.stdout()) { // errors are said in the client's words, never in Java's
+            for (String internal : List.of("java.", "com.", "fasterxml", "tools.jackson", "Exception", "`")) {
+                assertFalse(line.contains(internal), () -> "'" + internal + "' on stdout: " + line);
+            }
+        }
         assertTrue(byId.get("1").path("result").path("capabilities").path("experimental").has("claude/channel"));
         assertEquals(-32601, byId.get("2").path("error").path("code").asInt());
         assertEquals(-32602, byId.get("3").path("error").path("code").asInt());

@@ -36,7 +36,7 @@ public final class AccessPolicy {
 
     /** The version of the rules in force now, for records that involve no decision (replies, notices). */
     public String version() {
-        return rules.current().version();
+        return rules.version();
     }
 
     /**

@@ -13,10 +13,6 @@ record Actor(String name, String action, Instant at) {
         return new Actor(caller.name(), action, at);
     }
 
-    AuditEntry allow(String target, String reason, Optional<String> envelopeId) {
-        return new AuditEntry(at, name, action, target, AuditEntry.Decision.ALLOW, reason, envelopeId, AccessPolicy.VERSION);
-    }
-
     /** An allowance decided under a policy version, by a policy rule when {@code rule} is set. */
     AuditEntry allow(String target, String reason, Optional<String> envelopeId, String policyVersion,
                      Optional<String> rule) {

@@ -26,6 +26,7 @@ public final class Admission {
 
     private final Registry registry;
     private final AdmissionStore store;
+    private final PolicyRules rules;
     private final TicketIssuer tickets;
     private final InstantSource clock;
     private final IdGenerator ids;
@@ -34,10 +35,11 @@ public final class Admission {
     /** Redeems of one invite run one at a time, so that the first decides and the others see it. */
     private final ReentrantLock[] redeemLocks = new ReentrantLock[LOCK_STRIPES];
 
-    public Admission(Registry registry, AdmissionStore store, TicketIssuer tickets, InstantSource clock,
+    public Admission(Registry registry, AdmissionStore store, PolicyRules rules, TicketIssuer tickets, InstantSource clock,
                      IdGenerator ids, boolean requireNodeProof, Duration ticketTtl) {
         this.registry = registry;
         this.store = store;
+        this.rules = rules;
         this.tickets = tickets;
         this.clock = clock;
         this.ids = ids;
@@ -230,8 +232,8 @@ public final class Admission {
         return e.code().wire() + ": " + e.getMessage();
     }
 
-    private static AuditEntry audit(String actor, String action, String target, AuditEntry.Decision decision,
-                                    String reason, Instant at) {
-        return new AuditEntry(at, actor, action, target, decision, reason, Optional.empty(), AccessPolicy.VERSION);
+    private AuditEntry audit(String actor, String action, String target, AuditEntry.Decision decision, String reason,
+                             Instant at) {
+        return new AuditEntry(at, actor, action, target, decision, reason, Optional.empty(), rules.version());
     }
 }

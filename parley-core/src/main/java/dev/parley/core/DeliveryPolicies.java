@@ -12,12 +12,14 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class DeliveryPolicies {
     private final Map<NodeId, DeliveryPolicy> byNode = new ConcurrentHashMap<>();
     private final DeliveryStore store;
+    private final PolicyRules rules;
     private final Graph graph;
     private final InstantSource clock;
 
-    public DeliveryPolicies(DeliveryStore store, Graph graph, InstantSource clock) {
+    public DeliveryPolicies(DeliveryStore store, Graph graph, PolicyRules rules, InstantSource clock) {
         this.store = store;
         this.graph = graph;
+        this.rules = rules;
         this.clock = clock;
         byNode.putAll(store.policies());
     }
@@ -40,7 +42,7 @@ public final class DeliveryPolicies {
         authorize(caller, node);
         store.putPolicy(node, policy, new AuditEntry(clock.instant(), caller.name(), "delivery.set", node.value(),
                 AuditEntry.Decision.ALLOW, policy.webhook().map(w -> "webhook " + w.url()).orElse("stream only"),
-                Optional.empty(), AccessPolicy.VERSION));
+                Optional.empty(), rules.version()));
         byNode.put(node, policy);
         return policy;
     }

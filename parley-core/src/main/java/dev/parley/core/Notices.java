@@ -10,12 +10,12 @@ import java.util.Optional;
  * with the delivery change that causes them, so they do not go through the {@link PostOffice}.
  */
 public final class Notices {
-    private static final Trace SYSTEM = new Trace(1, Route.SYSTEM, AccessPolicy.VERSION);
-
     private final IdGenerator ids;
+    private final PolicyRules rules;
 
-    public Notices(IdGenerator ids) {
+    public Notices(IdGenerator ids, PolicyRules rules) {
         this.ids = ids;
+        this.rules = rules;
     }
 
     /** Tells the sender its envelope was dead-lettered; none for the hub's own notices. */
@@ -39,6 +39,7 @@ public final class Notices {
     private Envelope notice(Envelope about, String kind, String text, String data, Instant at) {
         Payload payload = new Payload(Optional.of(text), Optional.of(new JsonText(data)), Optional.of(about.id()),
                 about.threadId(), Optional.empty(), Map.of());
-        return Draft.by(Route.SYSTEM, NodeId.HUB, kind, payload).to(ids.next(), about.from(), at, SYSTEM);
+        return Draft.by(Route.SYSTEM, NodeId.HUB, kind, payload).to(ids.next(), about.from(), at,
+                new Trace(1, Route.SYSTEM, rules.version()));
     }
 }

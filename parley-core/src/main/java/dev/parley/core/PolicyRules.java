@@ -16,6 +16,11 @@ public interface PolicyRules {
     /** The rule set in force now. */
     Ruleset current();
 
+    /** The version of the rule set in force now: what an audit entry that involves no access decision records. */
+    default String version() {
+        return current().version();
+    }
+
     /** What a rule does when its condition holds. */
     enum Effect {
         ALLOW, DENY;

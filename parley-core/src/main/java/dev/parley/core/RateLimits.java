@@ -18,6 +18,7 @@ public final class RateLimits {
 
     private final Graph graph;
     private final LimitStore store;
+    private final PolicyRules rules;
     private final InstantSource clock;
     private final LongSupplier nanos;
     private final Rate nodeDefault;
@@ -25,9 +26,11 @@ public final class RateLimits {
     private final Map<NodeId, TokenBucket> nodeBuckets = new ConcurrentHashMap<>();
     private final Map<String, TokenBucket> keyed = new ConcurrentHashMap<>();
 
-    public RateLimits(Graph graph, LimitStore store, InstantSource clock, LongSupplier nanos, Rate nodeDefault) {
+    public RateLimits(Graph graph, LimitStore store, PolicyRules rules, InstantSource clock, LongSupplier nanos,
+                      Rate nodeDefault) {
         this.graph = graph;
         this.store = store;
+        this.rules = rules;
         this.clock = clock;
         this.nanos = nanos;
         this.nodeDefault = nodeDefault;
@@ -87,7 +90,7 @@ public final class RateLimits {
 
     private AuditEntry audit(Principal caller, String action, NodeId node, String reason) {
         return new AuditEntry(clock.instant(), caller.name(), action, node.value(),
-                AuditEntry.Decision.ALLOW, reason, Optional.empty(), AccessPolicy.VERSION);
+                AuditEntry.Decision.ALLOW, reason, Optional.empty(), rules.version());
     }
 
     private static Optional<Duration> waitOf(long nanos) {

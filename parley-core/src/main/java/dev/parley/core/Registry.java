@@ -14,17 +14,20 @@ public final class Registry {
     private final Graph graph;
     private final Tokens tokens;
     private final EventStore store;
+    private final PolicyRules rules;
     private final InstantSource clock;
     private final IdGenerator ids;
     private final int maxDepth;
 
-    public Registry(Graph graph, Tokens tokens, EventStore store, InstantSource clock, IdGenerator ids, int maxDepth) {
+    public Registry(Graph graph, Tokens tokens, EventStore store, PolicyRules rules, InstantSource clock, IdGenerator ids,
+                    int maxDepth) {
         if (maxDepth < 0) {
             throw new IllegalArgumentException("maxDepth must be >= 0");
         }
         this.graph = graph;
         this.tokens = tokens;
         this.store = store;
+        this.rules = rules;
         this.clock = clock;
         this.ids = ids;
         this.maxDepth = maxDepth;
@@ -177,6 +180,11 @@ public final class Registry {
         return graph.groupOf(node);
     }
 
+    /** Whether {@code id} names a node that exists now. */
+    public boolean exists(NodeId id) {
+        return graph.node(id).isPresent();
+    }
+
     /** Whether {@code id} names a node that exists now or existed before its deletion. */
     public boolean known(NodeId id) {
         return graph.node(id).isPresent() || graph.isRetired(id);
@@ -194,7 +202,7 @@ public final class Registry {
 
     private AuditEntry allow(Principal caller, String action, String target, String reason) {
         return new AuditEntry(clock.instant(), caller.name(), action, target, AuditEntry.Decision.ALLOW, reason,
-                Optional.empty(), AccessPolicy.VERSION);
+                Optional.empty(), rules.version());
     }
 
     static void requireAdmin(Principal caller, String what) {

@@ -40,7 +40,7 @@ public final class Router {
      */
     public Appended reply(Principal caller, String originalId, Payload payload) {
         Node replier = caller.actingNode(graph, "reply");
-        MessageRecord original = store.message(originalId).orElseThrow(() -> Messages.notFound(originalId));
+        MessageRecord original = Messages.visible(store, caller, originalId);
         if (!original.envelope().to().equals(replier.id())) {
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the receiver may reply to " + originalId);
         }

@@ -79,7 +79,7 @@ public final class Tasks {
      * the creator's. The other party receives the task as it now stands.
      */
     public Task apply(Principal caller, String taskId, TaskEvent event) {
-        Task task = find(taskId);
+        Task task = visible(caller, taskId);
         boolean byCreator = event instanceof TaskEvent.Cancel;
         NodeId actorId = byCreator ? task.creator() : task.assignee();
         if (!(caller instanceof Principal.Caller c) || !c.id().equals(actorId)) {
@@ -107,16 +107,7 @@ public final class Tasks {
 
     /** The task, for its creator, its assignee or the admin. */
     public Task show(Principal caller, String taskId) {
-        Task task = find(taskId);
-        boolean party = switch (caller) {
-            case Principal.Admin a -> true;
-            case Principal.Caller c -> c.id().equals(task.creator()) || c.id().equals(task.assignee());
-        };
-        if (!party) {
-            throw new ParleyException(ErrorCode.FORBIDDEN, "only the creator, the assignee or the admin may read task "
-                    + taskId);
-        }
-        return task;
+        return visible(caller, taskId);
     }
 
     /** The admin lists any tasks; a node only those it created or is assigned. */
@@ -168,8 +159,21 @@ public final class Tasks {
         }
     }
 
-    private Task find(String taskId) {
-        return store.task(taskId).orElseThrow(() -> notFound(taskId));
+    /**
+     * The task, if {@code caller} is its creator, its assignee or the admin. To anyone else it
+     * answers exactly like an id that names nothing, so that no one learns which tasks of
+     * others exist; what a party may not do (the assignee canceling) is refused with 403.
+     */
+    private Task visible(Principal caller, String taskId) {
+        Task task = store.task(taskId).orElseThrow(() -> notFound(taskId));
+        boolean party = switch (caller) {
+            case Principal.Admin a -> true;
+            case Principal.Caller c -> c.id().equals(task.creator()) || c.id().equals(task.assignee());
+        };
+        if (!party) {
+            throw notFound(taskId);
+        }
+        return task;
     }
 
     /** The refusal for an id that names no task. */

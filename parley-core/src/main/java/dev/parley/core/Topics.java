@@ -16,6 +16,7 @@ public final class Topics {
     public static final String EVENT_KIND = "event";
 
     private final Graph graph;
+    private final AccessPolicy policy;
     private final PostOffice office;
     private final TopicStore store;
     private final InstantSource clock;
@@ -23,6 +24,7 @@ public final class Topics {
     public Topics(Graph graph, AccessPolicy policy, PayloadSchemas schemas, TopicStore store, InstantSource clock,
                   IdGenerator ids) {
         this.graph = graph;
+        this.policy = policy;
         this.office = new PostOffice(graph, policy, schemas, ids);
         this.store = store;
         this.clock = clock;
@@ -33,14 +35,15 @@ public final class Topics {
         Node node = caller.actingNode(graph, "subscribe to topics");
         Instant now = clock.instant();
         return store.subscribe(new Subscription(topic, node.id(), now),
-                Actor.of(caller, "topic.subscribe", now).allow(topicTarget(topic), "subscribed", Optional.empty()));
+                Actor.of(caller, "topic.subscribe", now).allow(topicTarget(topic), "subscribed", Optional.empty(),
+                        policy.version(), Optional.empty()));
     }
 
     public void unsubscribe(Principal caller, TopicName topic) {
         Node node = caller.actingNode(graph, "unsubscribe from topics");
         store.unsubscribe(topic, node.id(),
                 Actor.of(caller, "topic.unsubscribe", clock.instant()).allow(topicTarget(topic), "unsubscribed",
-                        Optional.empty()));
+                        Optional.empty(), policy.version(), Optional.empty()));
     }
 
     /** The subscribers of a topic, for the admin. */

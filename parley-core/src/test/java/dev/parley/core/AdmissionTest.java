@@ -140,7 +140,7 @@ class AdmissionTest {
     }
 
     private Admission admission(boolean requireNodeProof) {
-        return new Admission(hub.registry, store, new MemoryTickets(hub.clock), hub.clock, hub.ids, requireNodeProof,
+        return new Admission(hub.registry, store, hub.rules, new MemoryTickets(hub.clock), hub.clock, hub.ids, requireNodeProof,
                 TICKET_TTL);
     }
 

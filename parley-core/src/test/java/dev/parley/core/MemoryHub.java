@@ -29,7 +29,7 @@ final class MemoryHub {
     final AccessPolicy policy = new AccessPolicy(graph, rules);
     final IdGenerator ids = new UuidV7(clock);
     final Tokens tokens = new Tokens("pa_admin-token", Map.of());
-    final Registry registry = new Registry(graph, tokens, store, clock, ids, 3);
+    final Registry registry = new Registry(graph, tokens, store, rules, clock, ids, 3);
 
     void advance(Duration by) {
         now.updateAndGet(t -> t.plus(by));

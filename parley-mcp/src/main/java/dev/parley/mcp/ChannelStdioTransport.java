@@ -190,8 +190,11 @@ public final class ChannelStdioTransport implements McpServerTransportProvider {
         try {
             message = McpSchema.deserializeJsonRpcMessage(mapper, text);
         } catch (IOException | RuntimeException e) {
+            // The SDK's mapper is Jackson 3, whose messages name Java types: the client gets our sentence.
+            LOG.log(Level.FINE, "an MCP message did not fit the SDK's types", e);
             write(JsonRpc.error(kind == JsonRpc.Kind.REQUEST ? checked.message().get("id") : null,
-                    JsonRpc.INVALID_REQUEST, "Invalid Request: " + e.getMessage()));
+                    JsonRpc.INVALID_REQUEST, "Invalid Request: a field of the message does not have the type MCP"
+                            + " defines for it"));
             return;
         }
         if (kind == JsonRpc.Kind.NOTIFICATION && method.equals(McpSchema.METHOD_NOTIFICATION_INITIALIZED)) {

@@ -43,12 +43,21 @@ public final class JsonRpc {
 
     /** Parses one message's text; a parse failure is answered with -32700. */
     public static Checked parse(String text) {
+        return parsed(() -> McpJson.parse(text));
+    }
+
+    /** Parses one message's bytes (UTF-8, as JSON-RPC over HTTP is); a parse failure is answered with -32700. */
+    public static Checked parse(byte[] bytes) {
+        return parsed(() -> McpJson.parse(bytes));
+    }
+
+    private static Checked parsed(java.util.concurrent.Callable<JsonNode> parse) {
         JsonNode message;
         try {
-            message = McpJson.parse(text);
+            message = parse.call();
         } catch (Exception e) {
             return Checked.refused(error(null, PARSE_ERROR, "Parse error: the message is not valid JSON ("
-                    + firstLine(e.getMessage()) + ")"));
+                    + JsonFailures.explain(e) + ")"));
         }
         return check(message);
     }
@@ -129,11 +138,5 @@ public final class JsonRpc {
         public String method() {
             return message.path("method").asText();
         }
-    }
-
-    private static String firstLine(String message) {
-        String text = String.valueOf(message);
-        int newline = text.indexOf('\n');
-        return newline < 0 ? text : text.substring(0, newline);
     }
 }

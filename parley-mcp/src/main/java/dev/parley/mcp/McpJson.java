@@ -6,10 +6,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-/** The one Jackson mapper of the MCP surface (plain trees; field order kept). */
+/**
+ * The one Jackson mapper of the MCP surface (plain trees; field order kept). A key twice in
+ * one object is refused, as on every other surface of the hub: which "id" would count?
+ */
 public final class McpJson {
     public static final ObjectMapper MAPPER = new ObjectMapper()
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
 
     private McpJson() {
     }
@@ -18,9 +22,14 @@ public final class McpJson {
         return MAPPER.createObjectNode();
     }
 
-    /** Parses JSON text; the exception's first line says what is wrong. */
+    /** Parses JSON text; {@link JsonFailures#explain} says what is wrong. */
     public static JsonNode parse(String text) throws JsonProcessingException {
         return MAPPER.readTree(text);
+    }
+
+    /** Parses JSON bytes, which must be UTF-8; {@link JsonFailures#explain} says what is wrong. */
+    public static JsonNode parse(byte[] bytes) throws java.io.IOException {
+        return MAPPER.readTree(bytes);
     }
 
     /** Compact JSON text of a tree. */

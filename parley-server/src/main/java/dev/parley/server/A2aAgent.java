@@ -112,18 +112,17 @@ final class A2aAgent {
             }
             ObjectNode content = A2aWire.content(message, context);
             content.put("taskId", current.id());
-            var appended = router.send(caller, new SendRequest(agent.id(), SendRequest.DEFAULT_KIND,
+            metrics.send(() -> router.send(caller, new SendRequest(agent.id(), SendRequest.DEFAULT_KIND,
                     new Payload(A2aWire.text(content), Optional.of(A2aWire.jsonText(content)), Optional.of(current.id()),
                             Optional.of(context), Optional.of(message.messageId()), Map.of()),
-                    Optional.empty(), Optional.empty()));
-            (appended.duplicate() ? metrics.sendsDuplicate : metrics.sendsAccepted).increment();
+                    Optional.empty(), Optional.empty())));
             task = tasks.show(caller, current.id());
         } else {
             String context = message.contextId().orElseGet(() -> UUID.randomUUID().toString());
             ObjectNode content = A2aWire.content(message, context);
-            CreatedTask created = tasks.create(caller, new NewTask(new NewTask.Assignee.Existing(agent.id()),
-                    title(content, caller), Optional.of(A2aWire.jsonText(content)), false,
-                    Optional.of(message.messageId())));
+            CreatedTask created = metrics.refusalsCounted(() -> tasks.create(caller, new NewTask(
+                    new NewTask.Assignee.Existing(agent.id()), title(content, caller),
+                    Optional.of(A2aWire.jsonText(content)), false, Optional.of(message.messageId()))));
             if (!created.duplicate()) {
                 metrics.taskReached(created.task().state());
             }
@@ -176,7 +175,7 @@ final class A2aAgent {
         try {
             task = tasks.show(caller, taskId);
         } catch (ParleyException e) {
-            if (e.code() == ErrorCode.TASK_NOT_FOUND || e.code() == ErrorCode.FORBIDDEN) {
+            if (e.code() == ErrorCode.TASK_NOT_FOUND) {
                 throw A2aError.taskNotFound(taskId);
             }
             throw e;

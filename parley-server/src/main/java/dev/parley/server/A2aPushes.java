@@ -1,7 +1,6 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.core.AccessPolicy;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.DeliveryPolicy;
@@ -9,6 +8,7 @@ import dev.parley.core.Envelope;
 import dev.parley.core.IdGenerator;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.PolicyRules;
 import dev.parley.core.Route;
 import dev.parley.core.Task;
 import dev.parley.core.TaskTap;
@@ -50,15 +50,18 @@ final class A2aPushes implements TaskTap, PushForm {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final TaskWebhookStore store;
+    private final PolicyRules rules;
     private final DeliveryPolicies policies;
     private final IdGenerator ids;
     private final InstantSource clock;
     private final Map<String, List<TaskWebhook>> byTask = new ConcurrentHashMap<>();
     private final Map<NodeId, TaskWebhook> byRelay = new ConcurrentHashMap<>();
 
-    A2aPushes(TaskWebhookStore store, DeliveryPolicies policies, IdGenerator ids, InstantSource clock) {
+    A2aPushes(TaskWebhookStore store, DeliveryPolicies policies, PolicyRules rules, IdGenerator ids,
+              InstantSource clock) {
         this.store = store;
         this.policies = policies;
+        this.rules = rules;
         this.ids = ids;
         this.clock = clock;
         store.all().forEach(this::remember);
@@ -122,7 +125,7 @@ final class A2aPushes implements TaskTap, PushForm {
             return new Envelope(ids.next(), 0, w.owner(), w.relay(), KIND,
                     Optional.of("A2A push: task " + task.id() + " " + task.state().wire()),
                     Optional.of(A2aWire.jsonText(body)), Optional.of(task.id()), Optional.empty(), Optional.empty(),
-                    Optional.empty(), meta, task.updatedAt(), new Trace(1, Route.TASK, AccessPolicy.VERSION));
+                    Optional.empty(), meta, task.updatedAt(), new Trace(1, Route.TASK, rules.version()));
         }).toList();
     }
 
@@ -181,6 +184,6 @@ final class A2aPushes implements TaskTap, PushForm {
 
     private AuditEntry audit(NodeId actor, String action, String target, String reason) {
         return new AuditEntry(clock.instant(), actor.value(), action, target, AuditEntry.Decision.ALLOW, reason,
-                Optional.empty(), AccessPolicy.VERSION);
+                Optional.empty(), rules.version());
     }
 }

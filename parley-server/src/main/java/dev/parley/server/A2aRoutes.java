@@ -12,6 +12,7 @@ import dev.parley.core.Principal;
 import dev.parley.core.Task;
 import dev.parley.core.TaskState;
 import dev.parley.core.TaskWebhook;
+import dev.parley.mcp.JsonFailures;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.ServerConnectionException;
@@ -94,24 +95,26 @@ final class A2aRoutes {
 
     private void hubCard(Exchange ex) {
         try {
-            cardAnswer(ex, cards.hubCard(base(ex), version(ex)));
+            cardAnswer(ex, cards.hubCard(base(ex), version(ex)), "public");
         } catch (A2aError e) {
             restError(ex, e);
         }
     }
 
+    /** A node's card needs a token (any node's, or the admin's): without one, no one learns which nodes exist. */
     private void card(Exchange ex) {
         try {
             A2aVersion version = version(ex);
-            cardAnswer(ex, cards.card(agent.agent(ex.path("node")), base(ex), version));
+            authenticated(ex);
+            cardAnswer(ex, cards.card(agent.agent(ex.path("node")), base(ex), version), "private");
         } catch (A2aError e) {
             restError(ex, e);
         }
     }
 
-    private static void cardAnswer(Exchange ex, ObjectNode card) {
-        ex.response().header(HeaderNames.CACHE_CONTROL, "public, max-age=60");
-        ex.response().header(HeaderNames.VARY, A2aVersion.HEADER);
+    private static void cardAnswer(Exchange ex, ObjectNode card, String cacheScope) {
+        ex.response().header(HeaderNames.CACHE_CONTROL, cacheScope + ", max-age=60");
+        ex.response().header(HeaderNames.VARY, A2aVersion.HEADER + ", Authorization");
         ex.json(200, card);
     }
 
@@ -124,7 +127,11 @@ final class A2aRoutes {
         return A2aVersion.of(ex.header(A2aVersion.HEADER).or(() -> ex.query(A2aVersion.HEADER)));
     }
 
-    private Principal.Caller caller(Exchange ex) {
+    /**
+     * The principal of the bearer token, or 401. Checked before the agent of the path is looked
+     * up, so that without a valid token an agent that exists answers like one that does not.
+     */
+    private static Principal authenticated(Exchange ex) {
         Optional<Principal> principal = ex.optionalCaller();
         if (principal.isEmpty()) {
             ex.response().header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
@@ -133,7 +140,11 @@ final class A2aRoutes {
                     : "missing Authorization: Bearer <node token>", 401,
                     Map.of("parleyError", ErrorCode.UNAUTHORIZED.wire()));
         }
-        if (!(principal.get() instanceof Principal.Caller caller)) {
+        return principal.get();
+    }
+
+    private Principal.Caller caller(Exchange ex) {
+        if (!(authenticated(ex) instanceof Principal.Caller caller)) {
             throw new A2aError(A2aError.Kind.REFUSED, "the admin token has no node to speak as; use a node token", 403,
                     Map.of("parleyError", ErrorCode.FORBIDDEN.wire()));
         }
@@ -162,10 +173,7 @@ final class A2aRoutes {
             try {
                 tree = Json.MAPPER.readTree(ex.rawBody());
             } catch (IOException | RuntimeException e) {
-                if (e instanceof ParleyException p && p.code() == ErrorCode.PAYLOAD_TOO_LARGE) {
-                    throw A2aError.from(p);
-                }
-                throw new A2aError(A2aError.Kind.PARSE_ERROR, "the body is not valid JSON");
+                throw unreadable(e);
             }
             if (tree == null || tree.isMissingNode()) {
                 throw new A2aError(A2aError.Kind.INVALID_REQUEST, "the body is empty: send one JSON-RPC 2.0 request");
@@ -202,8 +210,8 @@ final class A2aRoutes {
                 throw A2aError.invalidParams("params must be an object");
             }
             ObjectNode p = params instanceof ObjectNode o ? o : Json.object();
-            Node node = agent.agent(ex.path("node"));
             Principal.Caller caller = caller(ex);
+            Node node = agent.agent(ex.path("node"));
             dispatch(ex, id, version.orElseThrow(), method, p, caller, node);
         } catch (A2aError e) {
             rpcError(ex, id, e, shape);
@@ -440,8 +448,8 @@ final class A2aRoutes {
                         + " (a request without A2A-Version means 0.3): send the header A2A-Version: 1.0, or use"
                         + " JSON-RPC at POST /a2a/{node} for 0.3", 400, Map.of("supportedVersions", "1.0"));
             }
-            Node node = agent.agent(ex.path("node"));
-            handler.handle(ex, caller(ex), node);
+            Principal.Caller caller = caller(ex);
+            handler.handle(ex, caller, agent.agent(ex.path("node")));
         } catch (A2aError e) {
             restError(ex, e);
         } catch (ParleyException e) {
@@ -463,15 +471,22 @@ final class A2aRoutes {
                 return Json.object();
             }
             tree = Json.MAPPER.readTree(raw);
-        } catch (ParleyException e) {
-            throw A2aError.from(e);
         } catch (IOException | RuntimeException e) {
-            throw new A2aError(A2aError.Kind.PARSE_ERROR, "the body is not valid JSON");
+            throw unreadable(e);
         }
         if (!(tree instanceof ObjectNode object)) {
             throw A2aError.invalidParams("the body must be a JSON object");
         }
         return object;
+    }
+
+    /** A body that could not be read as JSON: too large, or what is wrong with it in the sender's words. */
+    private static A2aError unreadable(Exception e) {
+        if (e instanceof ParleyException p) {
+            return A2aError.from(p);
+        }
+        return new A2aError(A2aError.Kind.PARSE_ERROR, "the body is not valid JSON"
+                + (e instanceof IOException io ? ": " + JsonFailures.explain(io) : ""));
     }
 
     private void restSend(Exchange ex, Principal.Caller caller, Node node) throws InterruptedException {

@@ -1,7 +1,6 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.core.AccessPolicy;
 import dev.parley.core.Admission;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.CreatedNode;
@@ -16,6 +15,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.NodeProof;
 import dev.parley.core.ParleyException;
+import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.Registry;
 
@@ -33,13 +33,16 @@ final class AdmissionRoutes {
     private final Registry registry;
     private final SigningKeys keys;
     private final EventStore store;
+    private final PolicyRules rules;
     private final Metrics metrics;
 
-    AdmissionRoutes(Admission admission, Registry registry, SigningKeys keys, EventStore store, Metrics metrics) {
+    AdmissionRoutes(Admission admission, Registry registry, SigningKeys keys, EventStore store, PolicyRules rules,
+                    Metrics metrics) {
         this.admission = admission;
         this.registry = registry;
         this.keys = keys;
         this.store = store;
+        this.rules = rules;
         this.metrics = metrics;
     }
 
@@ -141,19 +144,19 @@ final class AdmissionRoutes {
         if (!(ex.caller() instanceof Principal.Admin)) {
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may rotate the hub's signing key");
         }
-        String kid = rotate(keys, store, Instant.now());
+        String kid = rotate(Instant.now());
         ObjectNode out = Json.object();
         out.put("kid", kid);
         ex.json(200, out);
     }
 
     /** Rotates the signing key and audits it: the admin endpoint and {@link Hub#rotateSigningKey()} alike. */
-    static String rotate(SigningKeys keys, EventStore store, Instant at) {
+    String rotate(Instant at) {
         String previous = keys.active().kid();
         String kid = keys.rotate();
         store.audit(new AuditEntry(at, "admin", "auth.keys.rotate", kid, AuditEntry.Decision.ALLOW,
                 "signing key " + previous + " retired (it verifies until its tickets expire); " + kid + " signs now",
-                Optional.empty(), AccessPolicy.VERSION));
+                Optional.empty(), rules.version()));
         return kid;
     }
 }

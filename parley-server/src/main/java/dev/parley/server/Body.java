@@ -8,6 +8,7 @@ import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Payload;
+import dev.parley.mcp.JsonFailures;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -31,7 +32,7 @@ record Body(ObjectNode json) {
         try {
             node = Json.MAPPER.readTree(bytes);
         } catch (java.io.IOException e) {
-            throw invalid("the body is not valid JSON: " + firstLine(e));
+            throw invalid("the body is not valid JSON: " + JsonFailures.explain(e));
         }
         if (!(node instanceof ObjectNode object)) {
             throw invalid("the body must be a JSON object");
@@ -169,11 +170,5 @@ record Body(ObjectNode json) {
 
     static ParleyException invalid(String message) {
         return new ParleyException(ErrorCode.INVALID_REQUEST, message);
-    }
-
-    private static String firstLine(Exception e) {
-        String message = String.valueOf(e.getMessage());
-        int newline = message.indexOf('\n');
-        return newline < 0 ? message : message.substring(0, newline);
     }
 }

@@ -1,12 +1,12 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.core.AccessPolicy;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.DeliveryStore;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 
 import java.time.InstantSource;
@@ -17,12 +17,15 @@ final class DeadLetterRoutes {
     private final DeliveryStore store;
     private final InboxFeeds feeds;
     private final Dispatcher dispatcher;
+    private final PolicyRules rules;
     private final InstantSource clock;
 
-    DeadLetterRoutes(DeliveryStore store, InboxFeeds feeds, Dispatcher dispatcher, InstantSource clock) {
+    DeadLetterRoutes(DeliveryStore store, InboxFeeds feeds, Dispatcher dispatcher, PolicyRules rules,
+                     InstantSource clock) {
         this.store = store;
         this.feeds = feeds;
         this.dispatcher = dispatcher;
+        this.rules = rules;
         this.clock = clock;
     }
 
@@ -83,7 +86,7 @@ final class DeadLetterRoutes {
 
     private AuditEntry audit(Principal caller, String action, String id) {
         return new AuditEntry(clock.instant(), caller.name(), action, id, AuditEntry.Decision.ALLOW, action,
-                Optional.of(id), AccessPolicy.VERSION);
+                Optional.of(id), rules.version());
     }
 
     private static Principal admin(Exchange ex) {

@@ -17,6 +17,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Supplier;
 
 /**
  * One HTTP request and its response, with the reading and answering every route shares:
@@ -29,12 +30,15 @@ final class Exchange {
     private final ServerRequest request;
     private final ServerResponse response;
     private final Tokens tokens;
+    private final Supplier<Optional<Principal>> tokenless;
     private final long maxBodyBytes;
 
-    Exchange(ServerRequest request, ServerResponse response, Tokens tokens, long maxBodyBytes) {
+    Exchange(ServerRequest request, ServerResponse response, Tokens tokens, Supplier<Optional<Principal>> tokenless,
+             long maxBodyBytes) {
         this.request = request;
         this.response = response;
         this.tokens = tokens;
+        this.tokenless = tokenless;
         this.maxBodyBytes = maxBodyBytes;
     }
 
@@ -42,7 +46,7 @@ final class Exchange {
         return response;
     }
 
-    /** The caller, from the bearer token only. */
+    /** The caller, from the bearer token (or, on a route that allows it, the caller of requests without one). */
     Principal caller() {
         return optionalCaller().orElseThrow(() -> new ParleyException(ErrorCode.UNAUTHORIZED,
                 request.headers().contains(HeaderNames.AUTHORIZATION)
@@ -51,8 +55,11 @@ final class Exchange {
     }
 
     Optional<Principal> optionalCaller() {
-        return request.headers().first(HeaderNames.AUTHORIZATION)
-                .filter(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()))
+        Optional<String> authorization = request.headers().first(HeaderNames.AUTHORIZATION);
+        if (authorization.isEmpty()) {
+            return tokenless.get();
+        }
+        return authorization.filter(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()))
                 .flatMap(h -> tokens.authenticate(h.substring(BEARER.length()).strip()));
     }
 
@@ -134,11 +141,6 @@ final class Exchange {
     /** The request itself, for adapters that read more than the JSON routes do. */
     ServerRequest request() {
         return request;
-    }
-
-    /** Whether the request carries an Authorization header at all (right or wrong). */
-    boolean hasAuthorization() {
-        return request.headers().contains(HeaderNames.AUTHORIZATION);
     }
 
     void json(int status, Object tree) {

@@ -58,7 +58,7 @@ public final class Hub implements AutoCloseable {
     /** Background services, stopped in this order after the listener and before the store. */
     private final List<AutoCloseable> services;
     private final McpRoutes mcp;
-    private final SigningKeys signingKeys;
+    private final AdmissionRoutes admission;
     private final String adminToken;
     private final boolean adminTokenCreated;
     private final String host;
@@ -66,13 +66,13 @@ public final class Hub implements AutoCloseable {
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
     private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, List<AutoCloseable> services, McpRoutes mcp,
-                SigningKeys signingKeys, String adminToken, boolean adminTokenCreated, String host) {
+                AdmissionRoutes admission, String adminToken, boolean adminTokenCreated, String host) {
         this.server = server;
         this.store = store;
         this.feeds = feeds;
         this.services = List.copyOf(services);
         this.mcp = mcp;
-        this.signingKeys = signingKeys;
+        this.admission = admission;
         this.adminToken = adminToken;
         this.adminTokenCreated = adminTokenCreated;
         this.host = host;
@@ -108,40 +108,41 @@ public final class Hub implements AutoCloseable {
             snapshot.grants().forEach(graph::putGrant);
             Tokens tokens = new Tokens(admin, snapshot.tokenHashes());
             UuidV7 ids = new UuidV7(clock);
-            Registry registry = new Registry(graph, tokens, store, clock, ids, config.maxDepth());
+            // The policy rules in force: every access decision, and every audit entry, records their version.
+            LivePolicy livePolicy = LivePolicy.start(config.policy().file(), config.policy().reloadInterval(), metrics,
+                    clock);
+            services.add(livePolicy);
+            Registry registry = new Registry(graph, tokens, store, livePolicy, clock, ids, config.maxDepth());
 
             // Admission and rate limits.
             HubConfig.Gate gate = config.gate();
             SigningKeys signingKeys = SigningKeys.open(config.dataDir(),
                     gate.ticketTtl().plus(JwtTickets.SKEW).plusSeconds(1), clock);
-            Admission admission = new Admission(registry, store.admissions(), new JwtTickets(signingKeys, clock), clock,
-                    ids, gate.requireNodeProof(), gate.ticketTtl());
-            RateLimits rateLimits = new RateLimits(graph, store.admissions(), clock, ticker,
+            Admission admission = new Admission(registry, store.admissions(), livePolicy,
+                    new JwtTickets(signingKeys, clock), clock, ids, gate.requireNodeProof(), gate.ticketTtl());
+            RateLimits rateLimits = new RateLimits(graph, store.admissions(), livePolicy, clock, ticker,
                     new Rate(gate.nodeRate(), gate.nodeBurst()));
 
             // One access decision (policy rules around the ACL) and one schema check for every surface.
-            LivePolicy livePolicy = LivePolicy.start(config.policy().file(), config.policy().reloadInterval(), metrics,
-                    clock);
-            services.add(livePolicy);
-            JsonSchemas schemas = JsonSchemas.load(store.schemas(), metrics, clock);
+            JsonSchemas schemas = JsonSchemas.load(store.schemas(), livePolicy, metrics, clock);
             metrics.policyVersionFrom(() -> livePolicy.state().version());
             AccessPolicy access = new AccessPolicy(graph, livePolicy);
             Router router = new Router(graph, access, schemas, store, clock, ids);
-            Messages messages = new Messages(store, clock);
+            Messages messages = new Messages(store, livePolicy, clock);
             Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids);
             Peers peers = new Peers(graph, access, clock);
 
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
-            DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, clock);
+            DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, livePolicy, clock);
             ReplyWaiters waiters = new ReplyWaiters(deliveries);
-            Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids),
+            Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids, livePolicy),
                     new Courier(config.pushTimeout()), metrics, clock);
             services.add(dispatcher);
             StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
             services.add(watchdog);
             InboxStream stream = new InboxStream(store, policies, feeds, watchdog, metrics, clock, config.heartbeat());
             A2aTaskWatch a2aWatch = new A2aTaskWatch();
-            A2aPushes a2aPushes = new A2aPushes(store.taskWebhooks(sealer), policies, ids, clock);
+            A2aPushes a2aPushes = new A2aPushes(store.taskWebhooks(sealer), policies, livePolicy, ids, clock);
             store.tapTasks(a2aPushes);
             dispatcher.shapePushes(a2aPushes);
             committed.add(waiters).add(dispatcher).add(a2aWatch);
@@ -157,12 +158,14 @@ public final class Hub implements AutoCloseable {
             new MessageRoutes(router, messages, waiters, metrics).register(routes);
             new InboxRoutes(store, policies, registry, stream, clock).register(routes);
             new DeliveryRoutes(policies).register(routes);
-            new DeadLetterRoutes(deliveries, feeds, dispatcher, clock).register(routes);
+            new DeadLetterRoutes(deliveries, feeds, dispatcher, livePolicy, clock).register(routes);
             new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, feeds, metrics).register(routes);
-            new AdmissionRoutes(admission, registry, signingKeys, store, metrics).register(routes);
+            AdmissionRoutes admissionRoutes = new AdmissionRoutes(admission, registry, signingKeys, store, livePolicy,
+                    metrics);
+            admissionRoutes.register(routes);
             new LimitRoutes(rateLimits).register(routes);
             new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
             new SchemaRoutes(schemas).register(routes);
@@ -190,7 +193,7 @@ public final class Hub implements AutoCloseable {
                     .routing(routes::install)
                     .build()
                     .start();
-            Hub hub = new Hub(server, store, feeds, services, mcp, signingKeys, admin, created[0], config.host());
+            Hub hub = new Hub(server, store, feeds, services, mcp, admissionRoutes, admin, created[0], config.host());
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                     + " (" + snapshot.nodes().size() + " nodes)");
             return hub;
@@ -203,7 +206,9 @@ public final class Hub implements AutoCloseable {
 
     /**
      * Conformance runs only: MCP requests without any Authorization header act as
-     * {@code node}. Refused unless the hub listens on loopback; off unless called.
+     * {@code node}, rate limit included. Refused unless the hub listens on loopback
+     * ({@link IllegalStateException}) and unless {@code node} exists
+     * ({@link IllegalArgumentException}); off unless called.
      */
     public void allowUnauthenticatedMcp(String node) {
         mcp.unauthenticatedAs(NodeId.of(node));
@@ -214,7 +219,7 @@ public final class Hub implements AutoCloseable {
      * tickets it signed until they expire. Returns the new key's id.
      */
     public String rotateSigningKey() {
-        return AdmissionRoutes.rotate(signingKeys, store, Instant.now());
+        return admission.rotate(Instant.now());
     }
 
     public int port() {

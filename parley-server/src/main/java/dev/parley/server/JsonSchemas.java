@@ -12,12 +12,12 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.SpecificationVersion;
 import com.networknt.schema.path.PathType;
-import dev.parley.core.AccessPolicy;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.JsonText;
 import dev.parley.core.ParleyException;
 import dev.parley.core.PayloadSchemas;
+import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.SchemaStore;
 
@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * Payload schemas: one JSON Schema (2020-12) per envelope kind, kept in the store and
@@ -57,12 +58,14 @@ final class JsonSchemas implements PayloadSchemas {
     private final SchemaRegistry registry;
     private final Schema metaSchema;
     private final SchemaStore store;
+    private final PolicyRules rules;
     private final Metrics metrics;
     private final InstantSource clock;
     private final Map<String, Entry> byKind = new ConcurrentHashMap<>();
 
-    private JsonSchemas(SchemaStore store, Metrics metrics, InstantSource clock) {
+    private JsonSchemas(SchemaStore store, PolicyRules rules, Metrics metrics, InstantSource clock) {
         this.store = store;
+        this.rules = rules;
         this.metrics = metrics;
         this.clock = clock;
         SchemaRegistryConfig config = SchemaRegistryConfig.builder()
@@ -77,8 +80,8 @@ final class JsonSchemas implements PayloadSchemas {
     }
 
     /** The schemas in {@code store}, compiled; one that no longer compiles stops the hub from starting. */
-    static JsonSchemas load(SchemaStore store, Metrics metrics, InstantSource clock) {
-        JsonSchemas schemas = new JsonSchemas(store, metrics, clock);
+    static JsonSchemas load(SchemaStore store, PolicyRules rules, Metrics metrics, InstantSource clock) {
+        JsonSchemas schemas = new JsonSchemas(store, rules, metrics, clock);
         for (SchemaStore.StoredSchema stored : store.schemas()) {
             try {
                 schemas.byKind.put(stored.kind(), new Entry(stored, schemas.compile(Json.MAPPER.readTree(stored.schema().json()))));
@@ -170,9 +173,21 @@ final class JsonSchemas implements PayloadSchemas {
             schema.initializeValidators(); // resolves every $ref now, not at the first send
             return schema;
         } catch (SchemaException | IllegalArgumentException | IllegalStateException e) {
-            throw invalid("", "the schema cannot be used: " + String.valueOf(e.getMessage())
-                    + " (a $ref must point inside the document)");
+            throw invalid("", "the schema cannot be used: " + unusable(e));
         }
+    }
+
+    /** Why a schema the meta-schema accepted still does not compile, without the library's exception names. */
+    private static String unusable(RuntimeException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PatternSyntaxException bad) {
+                return "the pattern " + bad.getPattern() + " is not a regular expression (" + bad.getDescription() + ")";
+            }
+            if (cause instanceof IOException outside) { // the loader may not fetch anything
+                return "a $ref leads outside the document (" + outside.getMessage() + "); it must point inside it";
+            }
+        }
+        return e.getMessage() + " (a $ref must point inside the document)";
     }
 
     private ParleyException violation(String kind, Entry entry, String pointer, String detail) {
@@ -213,7 +228,7 @@ final class JsonSchemas implements PayloadSchemas {
 
     private AuditEntry audit(Principal caller, String action, String kind, String reason) {
         return new AuditEntry(clock.instant(), caller.name(), action, "schema:" + kind, AuditEntry.Decision.ALLOW, reason,
-                Optional.empty(), AccessPolicy.VERSION);
+                Optional.empty(), rules.version());
     }
 
     private static String canonical(JsonNode document) {

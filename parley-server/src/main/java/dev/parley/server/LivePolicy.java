@@ -3,6 +3,8 @@ package dev.parley.server;
 import dev.parley.core.PolicyRules;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -91,7 +93,7 @@ final class LivePolicy implements PolicyRules, AutoCloseable {
             live.lastStamp = stamp;
             live.lastDigest = digest(bytes);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read the policy file " + path + ": " + e, e);
+            throw new IllegalArgumentException("cannot read the policy file " + path + ": " + unreadable(e), e);
         } catch (PolicyCompiler.Refused e) {
             throw new IllegalArgumentException("the policy file " + path + " is refused: " + e.getMessage());
         }
@@ -157,9 +159,14 @@ final class LivePolicy implements PolicyRules, AutoCloseable {
                 refuse("the policy file " + path + " is refused, the rules in force (" + state.get().version()
                         + ") stay: " + e.getMessage(), e.problems());
             }
-        } catch (IOException | RuntimeException e) {
-            refuse("cannot read the policy file " + path + ": " + e, List.of(new PolicyCompiler.Problem(Optional.empty(),
-                    Optional.empty(), String.valueOf(e.getMessage()))));
+        } catch (IOException e) {
+            refuse("cannot read the policy file " + path + ": " + unreadable(e), List.of(new PolicyCompiler.Problem(
+                    Optional.empty(), Optional.empty(), unreadable(e))));
+        } catch (RuntimeException e) {
+            LOG.log(Level.SEVERE, "reading the policy file " + path + " failed", e);
+            refuse("the policy file " + path + " could not be read; the rules in force stay and the hub log has the"
+                    + " details", List.of(new PolicyCompiler.Problem(Optional.empty(), Optional.empty(),
+                    "an internal error")));
         }
     }
 
@@ -180,6 +187,16 @@ final class LivePolicy implements PolicyRules, AutoCloseable {
         LOG.log(Level.WARNING, message);
         state.updateAndGet(s -> new State(s.counted(), s.quiet(), s.rules(), s.source(), s.loadedAt(),
                 Optional.of(new LoadError(clock.instant(), message, problems))));
+    }
+
+    /** Why a file could not be read, without the exception's class. */
+    private static String unreadable(IOException e) {
+        return switch (e) {
+            case AccessDeniedException denied -> "permission denied";
+            case NoSuchFileException missing -> "file not found";
+            case FileSystemException other when other.getReason() != null -> other.getReason();
+            default -> e.getMessage() != null ? e.getMessage() : "an I/O error";
+        };
     }
 
     private static Stamp stamp(Path path) throws IOException {

@@ -2,10 +2,10 @@ package dev.parley.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.core.Appended;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.ErrorCode;
+import dev.parley.core.Envelope;
 import dev.parley.core.EventStore;
 import dev.parley.core.Messages;
 import dev.parley.core.Node;
@@ -61,7 +61,7 @@ final class LocalHubPort implements HubPort {
             SendRequest send = new SendRequest(NodeId.of(body.requiredString("to")),
                     body.string("kind").orElse(SendRequest.DEFAULT_KIND), payload(body, body.token("corrId")),
                     body.string("from"), body.longValue("replyWithinMs").map(Duration::ofMillis));
-            return Views.accepted(counted(() -> hub.router().send(caller, send)));
+            return Views.accepted(hub.metrics().send(() -> hub.router().send(caller, send)));
         });
     }
 
@@ -69,7 +69,7 @@ final class LocalHubPort implements HubPort {
     public JsonNode reply(String id, ObjectNode request) {
         return call(() -> {
             Payload payload = payload(new Body(request), Optional.empty());
-            return Views.accepted(counted(() -> hub.router().reply(caller, id, payload)));
+            return Views.accepted(hub.metrics().send(() -> hub.router().reply(caller, id, payload)));
         });
     }
 
@@ -108,20 +108,6 @@ final class LocalHubPort implements HubPort {
     private static Payload payload(Body body, Optional<String> corrId) {
         return new Payload(body.string("text"), body.rawJson("data"), corrId, body.token("threadId"),
                 body.token("messageId"), body.stringMap("meta"));
-    }
-
-    /** Counts a send the way {@code POST /v1/messages} does, so /metrics sees MCP traffic too. */
-    private Appended counted(Supplier<Appended> send) {
-        try {
-            Appended appended = send.get();
-            (appended.duplicate() ? hub.metrics().sendsDuplicate : hub.metrics().sendsAccepted).increment();
-            return appended;
-        } catch (ParleyException e) {
-            if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
-                hub.metrics().sendsDenied.increment();
-            }
-            throw e;
-        }
     }
 
     private static JsonNode call(Supplier<JsonNode> work) {

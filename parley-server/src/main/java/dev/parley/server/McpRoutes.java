@@ -14,7 +14,6 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Locale;
 import java.util.Optional;
@@ -53,20 +52,32 @@ final class McpRoutes {
     }
 
     void register(Routes routes) {
-        routes.post("/mcp", this::post).delete("/mcp", this::delete);
+        routes.post("/mcp", this::post).delete("/mcp", this::delete).tokenlessAs("/mcp", this::conformanceCaller);
     }
 
     /**
      * For conformance runs only: an MCP request with no Authorization header at all acts as
-     * {@code node}. Refused unless the hub listens on loopback; a wrong token still gets 401.
+     * {@code node}, which must exist (else whoever created it later would be impersonated).
+     * Refused unless the hub listens on loopback; a wrong token still gets 401. Such requests
+     * are {@code node}'s in every respect, its rate limit included; once it is deleted they
+     * get 401.
      */
     void unauthenticatedAs(NodeId node) {
         if (!loopbackHub) {
             throw new IllegalStateException("unauthenticated MCP is only for a hub that listens on loopback");
         }
+        if (!services.registry().exists(node)) {
+            throw new IllegalArgumentException("MCP requests without a token cannot act as node " + node
+                    + ": it does not exist; create it first (parley node add " + node + "), then start the hub again");
+        }
         LOG.warning("MCP requests without a token act as node " + node + " (conformance mode); never use this"
                 + " on a hub that others can reach");
         unauthenticatedAs = Optional.of(node);
+    }
+
+    /** Whom a request without any Authorization header acts as: the conformance node while it exists, else no one. */
+    private Optional<Principal> conformanceCaller() {
+        return unauthenticatedAs.filter(services.registry()::exists).map(Principal.Caller::new);
     }
 
     static boolean loopback(String host) {
@@ -88,8 +99,7 @@ final class McpRoutes {
             ex.json(406, body);
             return;
         }
-        String text = new String(ex.rawBody(), StandardCharsets.UTF_8);
-        JsonRpc.Checked checked = JsonRpc.parse(text);
+        JsonRpc.Checked checked = JsonRpc.parse(ex.rawBody());
         if (!checked.accepted()) {
             // A message that is not JSON-RPC at all is a bad HTTP request; a request with bad params is
             // answered like any other JSON-RPC error.
@@ -156,13 +166,7 @@ final class McpRoutes {
 
     /** The node the request acts as: from the bearer token, or the conformance node when there is no token. */
     private NodeId node(Exchange ex) {
-        Principal caller = ex.optionalCaller().orElseGet(() -> {
-            if (!ex.hasAuthorization() && unauthenticatedAs.isPresent()) {
-                return new Principal.Caller(unauthenticatedAs.get());
-            }
-            return ex.caller(); // throws the 401 with its reason
-        });
-        return switch (caller) {
+        return switch (ex.caller()) {
             case Principal.Caller c -> c.id();
             case Principal.Admin a -> throw new ParleyException(ErrorCode.FORBIDDEN,
                     "MCP acts as a node; use the node's token, not the admin token");

@@ -56,7 +56,7 @@ final class MessageRoutes {
         if (wait.isPresent() && !requiresReply) {
             throw Body.invalid("?wait= holds the call for a reply: the send must say \"requiresReply\": true");
         }
-        Appended appended = counted(() -> router.send(caller, request));
+        Appended appended = metrics.send(() -> router.send(caller, request));
         if (wait.isEmpty()) {
             answer(ex, appended);
             return;
@@ -98,25 +98,12 @@ final class MessageRoutes {
         String id = messageId(ex);
         Body body = ex.body();
         Payload payload = payload(body, Optional.empty());
-        answer(ex, counted(() -> router.reply(caller, id, payload)));
+        answer(ex, metrics.send(() -> router.reply(caller, id, payload)));
     }
 
     private static Payload payload(Body body, Optional<String> corrId) {
         return new Payload(body.string("text"), body.rawJson("data"), corrId, body.token("threadId"),
                 body.token("messageId"), body.stringMap("meta"));
-    }
-
-    private Appended counted(java.util.function.Supplier<Appended> send) {
-        try {
-            Appended appended = send.get();
-            (appended.duplicate() ? metrics.sendsDuplicate : metrics.sendsAccepted).increment();
-            return appended;
-        } catch (ParleyException e) {
-            if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
-                metrics.sendsDenied.increment();
-            }
-            throw e;
-        }
     }
 
     private static void answer(Exchange ex, Appended appended) {

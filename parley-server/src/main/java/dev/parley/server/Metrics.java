@@ -1,5 +1,8 @@
 package dev.parley.server;
 
+import dev.parley.core.Appended;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.ParleyException;
 import dev.parley.core.TaskState;
 import dev.parley.store.CommitObserver;
 
@@ -10,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /** The hub's counters and gauges, rendered in the Prometheus text format. */
 final class Metrics implements CommitObserver {
@@ -43,6 +47,29 @@ final class Metrics implements CommitObserver {
         commitLatency.observe(nanos);
     }
 
+    /** Runs a send (or reply) and counts what became of it: accepted, a duplicate, or refused for its target. */
+    Appended send(Supplier<Appended> send) {
+        Appended appended = refusalsCounted(send);
+        (appended.duplicate() ? sendsDuplicate : sendsAccepted).increment();
+        return appended;
+    }
+
+    /**
+     * Runs whatever sends to a target on a caller's behalf (a message, a task, an A2A message)
+     * and counts it in {@code parley_sends_denied_total} when the access decision denied it or
+     * the target does not exist: one counter for every surface.
+     */
+    <T> T refusalsCounted(Supplier<T> send) {
+        try {
+            return send.get();
+        } catch (ParleyException e) {
+            if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
+                sendsDenied.increment();
+            }
+            throw e;
+        }
+    }
+
     void pushLatency(Instant started, Instant answered) {
         pushLatency.observe(Duration.between(started, answered).toNanos());
     }
@@ -53,7 +80,8 @@ final class Metrics implements CommitObserver {
                 sendsAccepted.sum());
         counter(out, "parley_sends_duplicate_total", "Sends answered from an earlier messageId without a new envelope.",
                 sendsDuplicate.sum());
-        counter(out, "parley_sends_denied_total", "Sends refused by the ACL or for an unknown target.",
+        counter(out, "parley_sends_denied_total", "Sends refused by the ACL or for an unknown target (messages,"
+                        + " replies, tasks, A2A and MCP).",
                 sendsDenied.sum());
         counter(out, "parley_slow_readers_disconnected_total", "Streams cut because a write stayed blocked too long.",
                 slowReadersDisconnected.sum());

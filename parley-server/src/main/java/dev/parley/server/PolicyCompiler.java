@@ -22,6 +22,7 @@ import dev.cel.extensions.CelOptionalLibrary;
 import dev.cel.parser.CelStandardMacro;
 import dev.cel.runtime.CelEvaluationException;
 import dev.parley.core.PolicyRules;
+import dev.parley.mcp.JsonFailures;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -130,7 +131,7 @@ final class PolicyCompiler {
         try {
             root = (json ? Json.MAPPER : YAML).readTree(bytes);
         } catch (java.io.IOException e) {
-            throw refused("the policy file is not valid " + (json ? "JSON" : "YAML") + ": " + firstLine(e.getMessage()));
+            throw refused("the policy file is not valid " + (json ? "JSON" : "YAML") + ": " + JsonFailures.explain(e));
         }
         if (!(root instanceof ObjectNode object)) {
             throw refused("the policy file must be an object with a list \"rules\"");

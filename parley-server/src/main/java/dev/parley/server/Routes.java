@@ -2,6 +2,7 @@ package dev.parley.server;
 
 import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Principal;
 import dev.parley.core.Tokens;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
@@ -12,8 +13,11 @@ import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Collectors;
@@ -35,6 +39,7 @@ final class Routes {
     private final long maxBodyBytes;
     private final Connections connections;
     private final Map<String, Map<Method, Endpoint>> table = new LinkedHashMap<>();
+    private final Map<String, Supplier<Optional<Principal>>> tokenless = new HashMap<>();
 
     Routes(Tokens tokens, long maxBodyBytes, Connections connections) {
         this.tokens = tokens;
@@ -67,6 +72,16 @@ final class Routes {
         return on(Method.DELETE, path, endpoint);
     }
 
+    /**
+     * Requests to {@code path} that carry no Authorization header at all act as whoever
+     * {@code who} names, if anyone (conformance runs only). They are that caller everywhere,
+     * the rate limit included.
+     */
+    Routes tokenlessAs(String path, Supplier<Optional<Principal>> who) {
+        tokenless.put(path, who);
+        return this;
+    }
+
     private Routes on(Method method, String path, Endpoint endpoint) {
         table.computeIfAbsent(path, p -> new LinkedHashMap<>()).put(method, endpoint);
         return this;
@@ -74,23 +89,24 @@ final class Routes {
 
     void install(HttpRouting.Builder routing) {
         table.forEach((path, methods) -> {
-            methods.forEach((method, endpoint) -> routing.route(method, path, guard(endpoint)));
+            Supplier<Optional<Principal>> anonymous = tokenless.getOrDefault(path, Optional::empty);
+            methods.forEach((method, endpoint) -> routing.route(method, path, guard(endpoint, anonymous)));
             String allow = methods.keySet().stream().map(Method::text).collect(Collectors.joining(", "));
             routing.any(path, guard(exchange -> {
                         exchange.response().header(HeaderNames.ALLOW, allow);
                         throw new ParleyException(ErrorCode.METHOD_NOT_ALLOWED,
                                 "this path answers " + allow + " only");
-                    }));
+                    }, anonymous));
         });
         routing.any(guard(exchange -> {
             throw new ParleyException(ErrorCode.NOT_FOUND, "no such route");
-        }));
+        }, Optional::empty));
     }
 
-    private Handler guard(Endpoint endpoint) {
+    private Handler guard(Endpoint endpoint, Supplier<Optional<Principal>> tokenless) {
         return (request, response) -> {
             connections.running(request); // its body is now under the body timeout
-            Exchange exchange = new Exchange(request, response, tokens, maxBodyBytes);
+            Exchange exchange = new Exchange(request, response, tokens, tokenless, maxBodyBytes);
             try {
                 if (limiter != null) {
                     limiter.admit(exchange); // rate limits

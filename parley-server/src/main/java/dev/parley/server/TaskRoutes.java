@@ -55,7 +55,7 @@ final class TaskRoutes {
         });
         NewTask request = new NewTask(assignee, body.requiredString("title"), body.rawJson("input"),
                 body.bool("ephemeral").orElse(false), body.token("messageId"));
-        CreatedTask created = tasks.create(caller, request);
+        CreatedTask created = metrics.refusalsCounted(() -> tasks.create(caller, request));
         ObjectNode out = Views.task(created.task());
         if (created.duplicate()) { // the same messageId again: the first answer, no second task
             out.put("duplicate", true);

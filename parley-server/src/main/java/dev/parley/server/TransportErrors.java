@@ -25,6 +25,8 @@ final class TransportErrors {
                                 "the request is malformed or its headers are too large"))
                 .addHandler(DirectHandler.EventType.PAYLOAD_TOO_LARGE, (request, event, status, headers, message) ->
                         answer(status, headers, ErrorCode.PAYLOAD_TOO_LARGE, "the request is larger than the hub accepts"))
+                .addHandler(DirectHandler.EventType.HTTP_VERSION_NOT_SUPPORTED, (request, event, status, headers,
+                        message) -> answer(status, headers, ErrorCode.INVALID_REQUEST, "the hub speaks HTTP/1.1 only"))
                 .build();
     }
 

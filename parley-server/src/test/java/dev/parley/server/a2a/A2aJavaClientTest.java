@@ -76,7 +76,8 @@ class A2aJavaClientTest {
         lead = hub.createNode("lead", null);
         worker = hub.createNode("worker", "lead");
         stranger = hub.createNode("stranger", null);
-        card = A2A.getAgentCard(hub.url() + "/a2a/worker", "/a2a/worker/.well-known/agent-card.json", null);
+        card = A2A.getAgentCard(hub.url() + "/a2a/worker", "/a2a/worker/.well-known/agent-card.json",
+                Map.of("Authorization", "Bearer " + lead));
     }
 
     @AfterAll

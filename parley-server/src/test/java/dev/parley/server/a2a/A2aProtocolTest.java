@@ -79,8 +79,8 @@ class A2aProtocolTest {
     }
 
     @Test
-    void everyNodeHasAPublicCardWithTheRequiredFieldsInBothVersions() {
-        Resp v1 = hub.request("GET", "/a2a/worker/.well-known/agent-card.json", null, null, V1);
+    void everyNodeHasACardForTokenHoldersWithTheRequiredFieldsInBothVersions() {
+        Resp v1 = hub.request("GET", "/a2a/worker/.well-known/agent-card.json", lead, null, V1);
         assertEquals(200, v1.status(), v1::toString);
         JsonNode card = v1.json();
         for (String field : List.of("name", "description", "supportedInterfaces", "version", "capabilities",
@@ -103,12 +103,13 @@ class A2aProtocolTest {
         assertEquals("https://parley.dev/ext/node-kind/v1", ext.get("uri").asText());
         assertEquals("managed", ext.get("params").get("kind").asText());
 
-        Resp legacy = hub.get(null, "/a2a/worker/.well-known/agent-card.json");
+        Resp legacy = hub.get(lead, "/a2a/worker/.well-known/agent-card.json");
         assertEquals(200, legacy.status());
         assertEquals("http", legacy.json().get("securitySchemes").get("parleyBearer").get("type").asText());
         assertTrue(legacy.json().has("supportedInterfaces"), "the v0.3 card carries the v1.0 interfaces too");
 
-        assertEquals(404, hub.get(null, "/a2a/nobody/.well-known/agent-card.json").status());
+        assertEquals(404, hub.get(lead, "/a2a/nobody/.well-known/agent-card.json").status());
+        assertEquals(401, hub.get(null, "/a2a/worker/.well-known/agent-card.json").status(), "no token, no card");
         Resp hubCard = hub.get(null, "/.well-known/agent-card.json");
         assertEquals(200, hubCard.status());
         assertEquals("Parley hub", hubCard.json().get("name").asText());

@@ -173,11 +173,11 @@ class TaskDelegationTest {
         assertError(event(w1, id, Map.of("type", "complete")), 409, "invalid_transition");
         assertError(event(w1, id, Map.of("type", "update")), 409, "invalid_transition");
         assertError(event(lead, id, Map.of("type", "accept")), 403, "forbidden");
-        assertError(event(w2, id, Map.of("type", "accept")), 403, "forbidden");
+        assertError(event(w2, id, Map.of("type", "accept")), 404, "task_not_found"); // not theirs: as if none
         assertError(event(hub.admin(), id, Map.of("type", "accept")), 403, "forbidden");
         assertError(hub.post(w1, "/v1/tasks/" + id + "/cancel", null), 403, "forbidden");
-        assertError(hub.get(w2, "/v1/tasks/" + id), 403, "forbidden");
-        assertError(hub.get(o1, "/v1/tasks/" + id), 403, "forbidden");
+        assertError(hub.get(w2, "/v1/tasks/" + id), 404, "task_not_found");
+        assertError(hub.get(o1, "/v1/tasks/" + id), 404, "task_not_found");
         assertError(event(w1, id, Map.of("type", "begin")), 400, "invalid_request");
         assertError(event(w1, id, Map.of("type", "cancel")), 400, "invalid_request");
         assertError(event(w1, id, Map.of()), 400, "invalid_request");

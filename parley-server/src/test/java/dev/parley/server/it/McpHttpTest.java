@@ -328,6 +328,30 @@ class McpHttpTest {
     }
 
     @Test
+    void unauthenticatedConformanceModeObeysTheNodesRateLimitAndNeedsALiveNode() {
+        try (HubFixture limited = HubFixture.start(data.resolve("limited"), c -> c.withNodeRate(1, 3))) {
+            String conformance = HubFixture.uid("conformance");
+            limited.createNode(conformance, null);
+            limited.hub().allowUnauthenticatedMcp(conformance);
+            byte[] init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}"
+                    .getBytes(StandardCharsets.UTF_8);
+            Map<String, String> headers = Map.of("Accept", ACCEPT, "Content-Type", "application/json");
+            List<Integer> statuses = new java.util.ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                statuses.add(limited.request("POST", "/mcp", null, init, headers).status());
+            }
+            assertEquals(200, statuses.getFirst(), statuses::toString);
+            assertTrue(statuses.contains(429), () -> "a burst of 3 at 1/s must be limited: " + statuses);
+            IllegalArgumentException missing = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalArgumentException.class, () -> limited.hub().allowUnauthenticatedMcp("ghost"));
+            assertTrue(missing.getMessage().contains("ghost") && missing.getMessage().contains("does not exist"),
+                    missing::getMessage);
+            assertEquals(204, limited.delete(limited.admin(), "/v1/nodes/" + conformance).status());
+            assertError(limited.request("POST", "/mcp", null, init, headers), 401, "unauthorized");
+        }
+    }
+
+    @Test
     void peersAnswersWhomTheRouterWouldLetTheCallerReach() {
         HubFixture.Resp peers = hub.get(workerToken, "/v1/peers");
         assertEquals(200, peers.status(), peers::toString);

@@ -312,8 +312,8 @@ class MessagesTest {
         assertEquals("delivered", hub.status(cToken, id).text("state"), "receiver may read the status");
         assertEquals("delivered", hub.status(hub.admin(), id).text("state"), "admin may read the status");
 
-        assertError(hub.status(c2Token, id), 403, "forbidden");
-        assertError(hub.status(dToken, id), 403, "forbidden");
+        assertError(hub.status(c2Token, id), 404, "message_not_found"); // not theirs: as if it did not exist
+        assertError(hub.status(dToken, id), 404, "message_not_found");
         assertError(hub.status(rToken, "0193f0c4-0000-7000-8000-000000000000"), 404, "message_not_found");
         assertError(hub.status(rToken, "not-a-uuid"), 404, "message_not_found");
         hub.assertStillServes();
@@ -350,7 +350,8 @@ class MessagesTest {
 
         String m3 = hub.sendOk(rToken, c, "three").text("id");
         assertError(hub.post(rToken, "/v1/messages/" + m3 + "/ack", obj("status", "processed")), 403, "forbidden");
-        assertError(hub.post(c2Token, "/v1/messages/" + m3 + "/ack", obj("status", "processed")), 403, "forbidden");
+        assertError(hub.post(c2Token, "/v1/messages/" + m3 + "/ack", obj("status", "processed")), 404,
+                "message_not_found");
         assertError(hub.post(hub.admin(), "/v1/messages/" + m3 + "/ack", obj("status", "processed")), 403,
                 "forbidden");
         assertError(hub.post(cToken, "/v1/messages/" + m3 + "/ack", obj("status", "done")), 400, "invalid_request");
@@ -396,8 +397,8 @@ class MessagesTest {
 
         assertError(hub.post(rToken, "/v1/messages/" + original + "/reply", obj("text", "not mine")), 403,
                 "forbidden");
-        assertError(hub.post(c2Token, "/v1/messages/" + original + "/reply", obj("text", "not mine")), 403,
-                "forbidden");
+        assertError(hub.post(c2Token, "/v1/messages/" + original + "/reply", obj("text", "not mine")), 404,
+                "message_not_found");
         assertError(hub.post(hub.admin(), "/v1/messages/" + original + "/reply", obj("text", "admin")), 403,
                 "forbidden");
         assertError(hub.post(cToken, "/v1/messages/" + original + "/reply", obj("meta", Map.of())), 400,
