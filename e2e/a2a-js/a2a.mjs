@@ -1,7 +1,7 @@
 // Drives a running Parley hub through its A2A surface with the official A2A JavaScript SDK
 // (@a2a-js/sdk, A2A v1.0): agent card discovery, SendMessage, SendStreamingMessage, GetTask,
 // ListTasks, SubscribeToTask, CancelTask and push-notification configs, over JSON-RPC and
-// HTTP+JSON. The agent's side is a Parley node moving its task over the REST API, as any
+// HTTP+JSON; and with the SDK's A2A 0.3 release (0.3.14): streams and their refusals. The agent's side is a Parley node moving its task over the REST API, as any
 // worker would. Usage: node a2a.mjs <hub url> <admin token>. Prints "N passed, M failed".
 import {
   ClientFactory,
@@ -11,6 +11,13 @@ import {
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
 import { Message, TaskState } from '@a2a-js/sdk';
+// The A2A 0.3 JavaScript SDK (@a2a-js/sdk 0.3.14, under an npm alias): what a v0.3 client sees.
+import {
+  ClientFactory as ClientFactoryV03,
+  ClientFactoryOptions as ClientFactoryOptionsV03,
+  DefaultAgentCardResolver as DefaultAgentCardResolverV03,
+  JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
+} from 'a2a-js-sdk-v03/client';
 import { randomUUID } from 'node:crypto';
 
 const [hubUrl, adminToken] = process.argv.slice(2);
@@ -220,6 +227,61 @@ await check('JSONRPC: a blocking send returns once the assignee finished', async
   const task = await pending;
   equal(TaskState[task.status.state], 'TASK_STATE_FAILED', 'blocking result');
   equal(task.status.message.parts[0].content, { $case: 'text', value: 'disk full' }, 'failure reason');
+});
+
+// ---- A2A 0.3: the v0.3 SDK's client (no A2A-Version header, the v0.3 card and JSON-RPC methods)
+async function clientV03(token, agent) {
+  const fetchImpl = authFetch(token);
+  const factory = new ClientFactoryV03(ClientFactoryOptionsV03.createFrom(ClientFactoryOptionsV03.default, {
+    transports: [new JsonRpcTransportFactoryV03({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolverV03({ fetchImpl }),
+  }));
+  return factory.createFromUrl(`${hubUrl}/a2a/${agent}/`);
+}
+function userMessageV03(text) {
+  return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] };
+}
+/** Drains a stream the hub must refuse; the error the SDK reports. */
+async function refusedStream(stream) {
+  try {
+    for await (const event of stream) {
+      throw new Error(`the stream was not refused: ${JSON.stringify(event)}`);
+    }
+  } catch (e) {
+    return e;
+  }
+  throw new Error('the stream ended without an error');
+}
+/** The v0.3 SDK names the JSON-RPC error it read from the stream, not the transport it did not expect. */
+function refusedWith(error, code, words) {
+  const said = String(error && error.message);
+  assert(!/Content-Type/.test(said), `the SDK could not read the refusal: ${said}`);
+  assert(said.includes(`(Code: ${code})`), `expected JSON-RPC error ${code}: ${said}`);
+  assert(words.test(said), `expected ${words}: ${said}`);
+}
+
+await check('JSONRPC 0.3: a streamed send emits the task then each change in order', async () => {
+  const c = await clientV03(lead, workerId);
+  const kindsSeen = [];
+  for await (const event of c.sendMessageStream({ message: userMessageV03('stream 0.3') })) {
+    kindsSeen.push(event.kind === 'status-update' ? `status:${event.status.state}` : event.kind);
+    if (kindsSeen.length === 1) {
+      await taskEvent(worker, event.id, { type: 'accept' });
+      await taskEvent(worker, event.id, { type: 'complete', result: 'green' });
+    }
+  }
+  equal(kindsSeen, ['task', 'status:working', 'artifact-update', 'status:completed'], 'stream');
+});
+
+await check('JSONRPC 0.3: refused streams carry the JSON-RPC error the SDK reports', async () => {
+  refusedWith(await refusedStream((await clientV03(stranger, workerId)).sendMessageStream({
+    message: userMessageV03('let me stream') })), -32000, /acl denied/);
+  const c = await clientV03(lead, workerId);
+  refusedWith(await refusedStream(c.resubscribeTask({ id: 'no-such-task' })), -32001, /does not exist/);
+  const task = await c.sendMessage({ message: userMessageV03('finish me') });
+  await taskEvent(worker, task.id, { type: 'accept' });
+  await taskEvent(worker, task.id, { type: 'fail', reason: 'done already' });
+  refusedWith(await refusedStream(c.resubscribeTask({ id: task.id })), -32004, /nothing left to subscribe to/);
 });
 
 console.log(`${passed} passed, ${failed} failed`);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end check of the hub's A2A surface with the official A2A JavaScript SDK
-# (@a2a-js/sdk, pinned in package-lock.json; A2A v1.0 over JSON-RPC and HTTP+JSON): starts a
-# hub from the distribution jar on a free loopback port with a fresh data directory, creates
-# nodes, runs a2a.mjs (send, stream, get, list, subscribe, cancel, push configs, ACL), and
-# stops the hub. Closing line: "N passed, M failed"; exit 1 when any failed or none ran.
+# (@a2a-js/sdk, pinned in package-lock.json; A2A v1.0 over JSON-RPC and HTTP+JSON, and the
+# SDK's 0.3.14 release under the alias a2a-js-sdk-v03 for A2A 0.3 streams and their refusals):
+# starts a hub from the distribution jar on a free loopback port with a fresh data directory,
+# creates nodes, runs a2a.mjs (send, stream, get, list, subscribe, cancel, push configs, ACL),
+# and stops the hub. Closing line: "N passed, M failed"; exit 1 when any failed or none ran.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

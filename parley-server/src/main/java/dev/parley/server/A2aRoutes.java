@@ -49,6 +49,8 @@ import java.util.logging.Logger;
 final class A2aRoutes {
     private static final Logger LOG = Logger.getLogger(A2aRoutes.class.getName());
     private static final String JSONRPC = "application/json";
+    private static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
+    private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
     private static final int DEFAULT_PAGE = 50;
     private static final int MAX_PAGE = 100;
 
@@ -59,19 +61,26 @@ final class A2aRoutes {
             "tasks/cancel", "tasks/resubscribe", "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
             "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
             "agent/getAuthenticatedExtendedCard");
+    /** The 0.3 methods whose clients read only an event stream, refusals included. */
+    private static final Set<String> V03_STREAMS = Set.of("message/stream", "tasks/resubscribe");
 
     private final A2aAgent agent;
     private final A2aCards cards;
     private final Graph graph;
     private final String hubUrl;
     private final long heartbeatMillis;
+    private final StreamWatchdog watchdog;
+    private final Metrics metrics;
 
-    A2aRoutes(A2aAgent agent, A2aCards cards, Graph graph, String hubUrl, long heartbeatMillis) {
+    A2aRoutes(A2aAgent agent, A2aCards cards, Graph graph, String hubUrl, long heartbeatMillis, StreamWatchdog watchdog,
+              Metrics metrics) {
         this.agent = agent;
         this.cards = cards;
         this.graph = graph;
         this.hubUrl = hubUrl;
         this.heartbeatMillis = heartbeatMillis;
+        this.watchdog = watchdog;
+        this.metrics = metrics;
     }
 
     void register(Routes routes) {
@@ -160,6 +169,7 @@ final class A2aRoutes {
     private void jsonRpc(Exchange ex) {
         JsonNode id = NullNode.getInstance();
         A2aVersion shape = A2aVersion.V0_3;
+        boolean streamed = false; // a 0.3 streaming method: its refusals are answered as a stream too
         try {
             Optional<A2aVersion> version = Optional.empty();
             A2aError versionError = null;
@@ -205,6 +215,7 @@ final class A2aRoutes {
                 throw versionError;
             }
             String method = request.get("method").textValue();
+            streamed = version.orElseThrow() == A2aVersion.V0_3 && V03_STREAMS.contains(method);
             JsonNode params = request.get("params");
             if (params != null && !params.isNull() && !params.isObject()) {
                 throw A2aError.invalidParams("params must be an object");
@@ -214,15 +225,16 @@ final class A2aRoutes {
             Node node = agent.agent(ex.path("node"));
             dispatch(ex, id, version.orElseThrow(), method, p, caller, node);
         } catch (A2aError e) {
-            rpcError(ex, id, e, shape);
+            rpcError(ex, id, e, shape, streamed);
         } catch (ParleyException e) {
-            rpcError(ex, id, A2aError.from(e), shape);
+            rpcError(ex, id, A2aError.from(e), shape, streamed);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            rpcError(ex, id, new A2aError(A2aError.Kind.INTERNAL, "the hub is shutting down"), shape);
+            rpcError(ex, id, new A2aError(A2aError.Kind.INTERNAL, "the hub is shutting down"), shape, streamed);
         } catch (RuntimeException e) {
             LOG.log(Level.SEVERE, "A2A JSON-RPC request failed", e);
-            rpcError(ex, id, new A2aError(A2aError.Kind.INTERNAL, "internal error; the hub log has the details"), shape);
+            rpcError(ex, id, new A2aError(A2aError.Kind.INTERNAL, "internal error; the hub log has the details"), shape,
+                    streamed);
         }
     }
 
@@ -353,7 +365,7 @@ final class A2aRoutes {
         out.put("jsonrpc", "2.0");
         out.set("id", id);
         out.set("result", result);
-        send(ex, 200, JSONRPC, out);
+        send(ex, 200, JSONRPC, Json.bytes(out));
     }
 
     private static ObjectNode rpcErrorBody(JsonNode id, A2aError e, A2aVersion shape) {
@@ -375,15 +387,26 @@ final class A2aRoutes {
         return out;
     }
 
-    private void rpcError(Exchange ex, JsonNode id, A2aError e, A2aVersion shape) {
+    /**
+     * A JSON-RPC error: HTTP 200 JSON, or for the HTTP-level refusals their status. A refused
+     * 0.3 streaming call ({@code streamed}) that would answer 200 answers as the 0.3 reference
+     * servers do (a2a-python and a2a-js 0.3): an event stream whose one event is the error,
+     * since 0.3 clients of those methods read nothing else. 1.0 streaming calls refused before
+     * their first event stay plain JSON, as the 1.0 reference servers answer them.
+     */
+    private void rpcError(Exchange ex, JsonNode id, A2aError e, A2aVersion shape, boolean streamed) {
         boolean httpLevel = e.httpStatus == 401 || e.httpStatus == 413
                 || (e.kind == A2aError.Kind.REFUSED && e.httpStatus == 404); // no token, too large, no such agent
         int status = httpLevel ? e.httpStatus : e.kind == A2aError.Kind.INTERNAL ? 500 : 200;
-        send(ex, status, JSONRPC, rpcErrorBody(id, e, shape));
+        if (streamed && status == 200) {
+            ex.response().header(HeaderNames.CACHE_CONTROL, "no-cache");
+            send(ex, 200, EVENT_STREAM, errorEvent(rpcErrorBody(id, e, shape)));
+            return;
+        }
+        send(ex, status, JSONRPC, Json.bytes(rpcErrorBody(id, e, shape)));
     }
 
-    private void rpcStream(Exchange ex, JsonNode id, Principal.Caller caller, Task task, A2aVersion v)
-            throws InterruptedException {
+    private void rpcStream(Exchange ex, JsonNode id, Principal.Caller caller, Task task, A2aVersion v) {
         stream(ex, caller, task, v, (member, payload) -> {
             ObjectNode out = Json.object();
             out.put("jsonrpc", "2.0");
@@ -399,39 +422,58 @@ final class A2aRoutes {
         ObjectNode of(String member, ObjectNode payload);
     }
 
-    /** Writes the task's stream as SSE; an error after the stream began is its last event. */
+    /**
+     * Writes the task's stream as SSE; an error after the stream began is its last event. Like
+     * an inbox stream, it is watched: a client that stops reading is cut after the slow-reader
+     * timeout, so its blocked write holds no thread and no memory for longer.
+     */
     private void stream(Exchange ex, Principal.Caller caller, Task task, A2aVersion v, Frame frame,
-                        java.util.function.Function<A2aError, ObjectNode> errorFrame) throws InterruptedException {
+                        java.util.function.Function<A2aError, ObjectNode> errorFrame) {
         var response = ex.response();
         response.status(Status.OK_200);
-        response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        response.header(HeaderNames.CONTENT_TYPE, EVENT_STREAM);
         response.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         try (OutputStream out = response.outputStream()) {
             A2aAgent.Sink sink = new A2aAgent.Sink() {
                 @Override
                 public void send(String member, ObjectNode payload) throws IOException {
-                    out.write(("data: " + new String(Json.bytes(frame.of(member, payload)), StandardCharsets.UTF_8)
-                            + "\n\n").getBytes(StandardCharsets.UTF_8));
-                    out.flush();
+                    watch.write(out, event("", frame.of(member, payload)));
                 }
 
                 @Override
                 public void heartbeat() throws IOException {
-                    out.write(": hb\n\n".getBytes(StandardCharsets.UTF_8));
-                    out.flush();
+                    watch.write(out, HEARTBEAT);
                 }
             };
             try {
                 agent.stream(caller, task, v, sink);
             } catch (A2aError | ParleyException e) {
-                A2aError error = e instanceof A2aError a ? a : A2aError.from((ParleyException) e);
-                out.write(("event: error\ndata: " + new String(Json.bytes(errorFrame.apply(error)), StandardCharsets.UTF_8)
-                        + "\n\n").getBytes(StandardCharsets.UTF_8));
-                out.flush();
+                watch.write(out, errorEvent(errorFrame.apply(e instanceof A2aError a ? a : A2aError.from(
+                        (ParleyException) e))));
             }
-        } catch (IOException | UncheckedIOException | ServerConnectionException e) {
-            LOG.log(Level.FINE, "A2A stream of task " + task.id() + " ended: " + e);
+        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+            if (watch.tripped()) {
+                metrics.slowReadersDisconnected.increment();
+                LOG.log(Level.WARNING, "disconnected a slow reader of the A2A stream of task " + task.id()
+                        + "; it resubscribes to continue");
+            } else {
+                LOG.log(Level.FINE, "A2A stream of task " + task.id() + " ended: " + e);
+            }
+        } finally {
+            Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
+            watchdog.unwatch(watch);
         }
+    }
+
+    /** One SSE event of {@code type} (none: a message event) carrying {@code body}. */
+    private static byte[] event(String type, ObjectNode body) {
+        return ((type.isEmpty() ? "" : "event: " + type + "\n") + "data: "
+                + new String(Json.bytes(body), StandardCharsets.UTF_8) + "\n\n").getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] errorEvent(ObjectNode body) {
+        return event("error", body);
     }
 
     // ------------------------------------------------------------------ HTTP+JSON
@@ -501,7 +543,7 @@ final class A2aRoutes {
         restStreamOf(ex, caller, task);
     }
 
-    private void restStreamOf(Exchange ex, Principal.Caller caller, Task task) throws InterruptedException {
+    private void restStreamOf(Exchange ex, Principal.Caller caller, Task task) {
         stream(ex, caller, task, A2aVersion.V1_0, (member, payload) -> A2aWire.streamItem(member, payload,
                 A2aVersion.V1_0), A2aRoutes::restErrorBody);
     }
@@ -594,7 +636,7 @@ final class A2aRoutes {
         if (ex.response().isSent()) {
             return;
         }
-        send(ex, e.httpStatus, A2aWire.A2A_JSON, restErrorBody(e));
+        send(ex, e.httpStatus, A2aWire.A2A_JSON, Json.bytes(restErrorBody(e)));
     }
 
     private static ObjectNode errorInfo(A2aError e) {
@@ -614,13 +656,13 @@ final class A2aRoutes {
                 : e.kind.reason();
     }
 
-    private static void send(Exchange ex, int status, String contentType, JsonNode body) {
+    private static void send(Exchange ex, int status, String contentType, byte[] body) {
         if (ex.response().isSent()) {
             return;
         }
         ex.response().status(Status.create(status));
         ex.response().header(HeaderNames.CONTENT_TYPE, contentType);
-        ex.response().send(Json.bytes(body));
+        ex.response().send(body);
     }
 
     // ------------------------------------------------------------------ parameters

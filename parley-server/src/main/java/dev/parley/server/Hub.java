@@ -176,7 +176,8 @@ public final class Hub implements AutoCloseable {
             new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
                     config.heartbeat().toMillis()), new A2aCards(java.util.Objects.requireNonNullElse(
                     Hub.class.getPackage().getImplementationVersion(), "0.1.0")), graph,
-                    "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis()).register(routes);
+                    "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics)
+                    .register(routes);
 
             WebServer server = WebServer.builder()
                     .host(config.host())

@@ -137,12 +137,6 @@ final class InboxStream {
     }
 
     private static void write(OutputStream out, StreamWatchdog.Watch watch, byte[] bytes) throws IOException {
-        watch.writing();
-        try {
-            out.write(bytes);
-            out.flush();
-        } finally {
-            watch.idle();
-        }
+        watch.write(out, bytes);
     }
 }

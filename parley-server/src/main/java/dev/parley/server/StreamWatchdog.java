@@ -1,5 +1,7 @@
 package dev.parley.server;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -61,12 +63,23 @@ final class StreamWatchdog implements AutoCloseable {
             this.thread = thread;
         }
 
-        void writing() {
+        private void writing() {
             writingSince = System.nanoTime() | 1; // never 0 while writing
         }
 
-        void idle() {
+        private void idle() {
             writingSince = 0;
+        }
+
+        /** Writes and flushes {@code bytes} under watch: a write still blocked after the timeout is cut. */
+        void write(OutputStream out, byte[] bytes) throws IOException {
+            writing();
+            try {
+                out.write(bytes);
+                out.flush();
+            } finally {
+                idle();
+            }
         }
 
         boolean tripped() {

@@ -222,4 +222,55 @@ class A2aProtocolTest {
         assertEquals(-32001, errorCode(rpc(lead, V1, "GetTask", Map.of("id", "no-such-task"))));
         hub.assertStillServes();
     }
+
+    /**
+     * A refused A2A 0.3 streaming call answers as the 0.3 reference servers do (a2a-python 0.3,
+     * a2a-js 0.3): an event stream whose one event is the JSON-RPC error, since 0.3 clients read
+     * nothing else. 1.0 streaming calls refused before their first event answer a JSON-RPC error
+     * as plain JSON, as the 1.0 reference servers do; HTTP-level refusals keep their status.
+     */
+    @Test
+    void refusedV03StreamsAnswerAnEventStreamCarryingTheJsonRpcError() throws Exception {
+        String stranger = hub.createNode(HubFixture.uid("stranger"), null);
+        Resp sent = rpc(lead, Map.of(), "message/send", Map.of("message", v03Message("finish me")));
+        String finished = sent.json().path("result").path("id").asText();
+        assertEquals(200, hub.post(worker, "/v1/tasks/" + finished + "/events", obj("type", "accept")).status());
+        assertEquals(200, hub.post(worker, "/v1/tasks/" + finished + "/events", obj("type", "fail", "reason", "no"))
+                .status());
+
+        assertStreamedError(rpc(stranger, Map.of(), "message/stream", Map.of("message", v03Message("let me in"))),
+                -32000, "acl denied");
+        assertStreamedError(rpc(lead, Map.of(), "tasks/resubscribe", Map.of("id", "no-such-task")), -32001,
+                "does not exist");
+        assertStreamedError(rpc(lead, Map.of(), "tasks/resubscribe", Map.of("id", finished)), -32004,
+                "nothing left to subscribe to");
+        assertStreamedError(rpc(lead, Map.of(), "message/stream", Map.of("message", Map.of("kind", "message"))),
+                -32602, "message");
+
+        Resp v1 = rpc(lead, V1, "SubscribeToTask", Map.of("id", "no-such-task"));
+        assertEquals(200, v1.status(), v1::toString);
+        assertTrue(v1.headers().firstValue("Content-Type").orElse("").startsWith("application/json"), v1::toString);
+        assertEquals(-32001, errorCode(v1));
+        Resp anonymous = rpc(null, Map.of(), "tasks/resubscribe", Map.of("id", finished));
+        assertEquals(401, anonymous.status(), anonymous::toString);
+        assertEquals(-32000, errorCode(anonymous));
+    }
+
+    private static Map<String, Object> v03Message(String text) {
+        return Map.of("kind", "message", "messageId", UUID.randomUUID().toString(), "role", "user",
+                "parts", List.of(Map.of("kind", "text", "text", text)));
+    }
+
+    /** One SSE event whose data is the JSON-RPC error response to request 7. */
+    private static void assertStreamedError(Resp r, int code, String words) throws Exception {
+        assertEquals(200, r.status(), r::toString);
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream"), r::toString);
+        List<String> data = r.body().lines().filter(l -> l.startsWith("data:")).toList();
+        assertEquals(1, data.size(), r::toString);
+        JsonNode error = HubFixture.JSON.readTree(data.getFirst().substring("data:".length()));
+        assertEquals("2.0", error.path("jsonrpc").asText(), r::toString);
+        assertEquals(7, error.path("id").asInt(), r::toString);
+        assertEquals(code, error.path("error").path("code").asInt(), r::toString);
+        assertTrue(error.path("error").path("message").asText().contains(words), r::toString);
+    }
 }

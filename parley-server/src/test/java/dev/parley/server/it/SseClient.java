@@ -88,6 +88,21 @@ public final class SseClient implements AutoCloseable {
      */
     public static SseClient open(int port, String path, String token, String lastEventId, int receiveBuffer,
                                  boolean startReading) {
+        return connect(port, "GET " + path, token, lastEventId == null ? Map.of() : Map.of("Last-Event-ID", lastEventId),
+                new byte[0], receiveBuffer, startReading);
+    }
+
+    /** POSTs {@code body} as JSON and reads the answer as a stream (the A2A streaming methods); see {@link #open}. */
+    public static SseClient post(int port, String path, String token, Map<String, String> headers, byte[] body,
+                                 int receiveBuffer, boolean startReading) {
+        Map<String, String> all = new java.util.LinkedHashMap<>(headers);
+        all.put("Content-Type", "application/json");
+        all.put("Content-Length", Integer.toString(body.length));
+        return connect(port, "POST " + path, token, all, body, receiveBuffer, startReading);
+    }
+
+    private static SseClient connect(int port, String request, String token, Map<String, String> headers, byte[] body,
+                                     int receiveBuffer, boolean startReading) {
         try {
             Socket s = new Socket();
             if (receiveBuffer > 0) {
@@ -95,26 +110,26 @@ public final class SseClient implements AutoCloseable {
             }
             s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
             StringBuilder req = new StringBuilder();
-            req.append("GET ").append(path).append(" HTTP/1.1\r\n");
+            req.append(request).append(" HTTP/1.1\r\n");
             req.append("Host: 127.0.0.1:").append(port).append("\r\n");
             req.append("Accept: text/event-stream\r\n");
             if (token != null) {
                 req.append("Authorization: Bearer ").append(token).append("\r\n");
             }
-            if (lastEventId != null) {
-                req.append("Last-Event-ID: ").append(lastEventId).append("\r\n");
-            }
+            headers.forEach((name, value) -> req.append(name).append(": ").append(value).append("\r\n"));
             req.append("\r\n");
             OutputStream out = s.getOutputStream();
             out.write(req.toString().getBytes(StandardCharsets.ISO_8859_1));
+            out.write(body);
             out.flush();
-            SseClient c = new SseClient(s, path + (lastEventId == null ? "" : " Last-Event-ID=" + lastEventId));
+            SseClient c = new SseClient(s, request.substring(request.indexOf(' ') + 1) + (headers.containsKey(
+                    "Last-Event-ID") ? " Last-Event-ID=" + headers.get("Last-Event-ID") : ""));
             if (startReading) {
                 c.startReading();
             }
             return c;
         } catch (IOException e) {
-            throw new AssertionError("could not open stream " + path + ": " + e, e);
+            throw new AssertionError("could not open stream " + request + ": " + e, e);
         }
     }
 
