@@ -108,11 +108,10 @@ final class Checkpointer implements AutoCloseable {
     private void restart() throws InterruptedException, SQLException {
         long start;
         Progress restart;
-        try (Pause commits = writer.pause()) {
+        // readers first: the writer goes on committing while the reads in flight end
+        try (Pause reads = readers.pause(); Pause commits = writer.pause()) {
             start = System.nanoTime();
-            try (Pause reads = readers.pause()) {
-                restart = checkpoint("RESTART");
-            }
+            restart = checkpoint("RESTART");
         }
         long held = System.nanoTime() - start;
         if (restart.busy()) {

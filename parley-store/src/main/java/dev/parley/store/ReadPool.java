@@ -67,8 +67,7 @@ final class ReadPool implements AutoCloseable {
 
     /**
      * Waits for the reads in flight to end and holds new ones back until the pause is
-     * closed: then no reader holds a snapshot of the WAL. Reads never wait for the writer,
-     * so this cannot wait on a pause of the writer.
+     * closed: then no reader holds a snapshot of the WAL. A read never waits for the writer.
      */
     Pause pause() throws InterruptedException {
         gate.writeLock().lockInterruptibly();

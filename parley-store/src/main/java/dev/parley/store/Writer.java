@@ -130,6 +130,9 @@ final class Writer implements AutoCloseable {
     /**
      * Waits until no group commit is in progress and keeps the writer from starting the
      * next one until the pause is closed: the writer then holds no lock on the database.
+     * A group commit never reads through the read pool (jobs read on the writer's own
+     * connection; answers and announcements come after the pause is free again), so a pause
+     * of the readers taken before this one cannot hold a commit up.
      */
     Pause pause() throws InterruptedException {
         commits.lockInterruptibly();
@@ -156,12 +159,14 @@ final class Writer implements AutoCloseable {
             } else {
                 continue;
             }
+            Runnable answers;
             commits.lock();
             try {
-                commit(batch);
+                answers = commit(batch);
             } finally {
                 commits.unlock();
             }
+            answers.run();
         }
     }
 
@@ -171,7 +176,8 @@ final class Writer implements AutoCloseable {
         return null;
     }
 
-    private void commit(List<Pending<?>> batch) {
+    /** Runs the batch in one transaction; returns what is left once the transaction is over: answers and announcements. */
+    private Runnable commit(List<Pending<?>> batch) {
         long start = System.nanoTime();
         lastAttemptNanos = start;
         Object[] results = new Object[batch.size()];
@@ -195,22 +201,24 @@ final class Writer implements AutoCloseable {
             }
             tx.statements().connection().commit();
         } catch (SQLException e) {
-            failed(batch, e);
-            return;
+            failed(e);
+            return () -> batch.forEach(p -> p.result().completeExceptionally(e));
         }
         observer.committed(batch.size(), System.nanoTime() - start);
         health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
         List<Envelope> committed = tx.drainCommitted();
-        for (int i = 0; i < batch.size(); i++) {
-            complete(batch.get(i), results[i], failures[i]);
-        }
-        for (Envelope envelope : committed) {
-            try {
-                notifier.committed(envelope);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "notifier failed for envelope " + envelope.id(), e);
+        return () -> {
+            for (int i = 0; i < batch.size(); i++) {
+                complete(batch.get(i), results[i], failures[i]);
             }
-        }
+            for (Envelope envelope : committed) {
+                try {
+                    notifier.committed(envelope);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "notifier failed for envelope " + envelope.id(), e);
+                }
+            }
+        };
     }
 
     /**
@@ -232,8 +240,8 @@ final class Writer implements AutoCloseable {
         tx.dropJob();
     }
 
-    /** Refuses the whole batch and starts over on a new connection: nothing of the old one can be trusted. */
-    private void failed(List<Pending<?>> batch, SQLException e) {
+    /** Starts over on a new connection after a failed commit: nothing of the old one can be trusted. */
+    private void failed(SQLException e) {
         health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
         if (tx != null) {
             tx.statements().close(); // rolls back whatever SQLite still had open
@@ -244,7 +252,6 @@ final class Writer implements AutoCloseable {
         } catch (SQLException reopen) {
             LOG.log(Level.FINE, "cannot open a new writer connection yet; the next commit tries again", reopen);
         }
-        batch.forEach(p -> p.result().completeExceptionally(e));
     }
 
     private Tx connect() throws SQLException {
