@@ -155,7 +155,17 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
     }
 
     @Override
+    public void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+        throw new UnsupportedOperationException("delivery is the server's");
+    }
+
+    @Override
     public List<Envelope> undeliveredAfter(NodeId node, long after, int limit) {
+        throw new UnsupportedOperationException("delivery is the server's");
+    }
+
+    @Override
+    public List<Envelope> unackedAfter(NodeId node, long after, int limit) {
         throw new UnsupportedOperationException("delivery is the server's");
     }
 
