@@ -72,7 +72,7 @@ class PushCrashTest {
 
     private Process start(int port, Path log, String base) throws IOException {
         Process process = HubProcess.spawn(dir.resolve("data"), port, ADMIN, log);
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() ->
+        await().atMost(HubProcess.STARTUP).ignoreExceptions().until(() ->
                 HTTP.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(),
                         HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
         return process;
