@@ -47,6 +47,18 @@ function equal(actual, expected, what) {
   }
 }
 
+// The first truthy answer of probe(), polled: how soon it comes is the machine's business, so
+// the patience is the Java tests' (30 s), a bound for a hung hub and not a measure.
+async function eventually(what, probe, patienceMs = 30_000) {
+  const deadline = Date.now() + patienceMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${patienceMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 // ---- Parley REST, for setting up nodes and for the assignee's side of the task
 async function parley(method, path, token, body) {
   const res = await fetch(hubUrl + path, {
@@ -215,13 +227,10 @@ await check('JSONRPC: a blocking send returns once the assignee finished', async
   const c = await client(lead, workerId, 'JSONRPC', false);
   const message = userMessage('blocking');
   const pending = c.sendMessage({ message });
-  let taskId;
-  for (let i = 0; i < 100 && !taskId; i++) {
+  const taskId = await eventually('the worker sees the task', async () => {
     const inbox = await parley('GET', '/v1/inbox?after=0&limit=1000', worker);
-    taskId = inbox.json.items.find((e) => e.kind === 'task' && e.data.input.a2a.messageId === message.messageId)?.corrId;
-    if (!taskId) await new Promise((r) => setTimeout(r, 50));
-  }
-  assert(taskId, 'the worker never saw the task');
+    return inbox.json.items.find((e) => e.kind === 'task' && e.data.input.a2a.messageId === message.messageId)?.corrId;
+  });
   await taskEvent(worker, taskId, { type: 'accept' });
   await taskEvent(worker, taskId, { type: 'fail', reason: 'disk full' });
   const task = await pending;

@@ -29,6 +29,12 @@ import java.util.function.Function;
  * notifications ({@code notifications/claude/channel/permission_request}).
  */
 final class McpBridgeProcess implements AutoCloseable {
+    /**
+     * How long a fresh bridge JVM may take to start and answer. Its start is most of that: at
+     * load 27 on two cores a JVM took 37 s to reach its first line of test code. A bound for a
+     * hang, not a measure: a test that waits for an answer waits for it.
+     */
+    static final Duration STARTUP = Duration.ofSeconds(120);
     final McpSyncClient client;
     final BlockingQueue<McpSchema.JSONRPCNotification> notifications = new LinkedBlockingQueue<>();
     final ConcurrentLinkedQueue<String> stderr = new ConcurrentLinkedQueue<>();
@@ -41,8 +47,8 @@ final class McpBridgeProcess implements AutoCloseable {
         stdio.setStdErrorHandler(stderr::add);
         this.transport = new Recording(stdio, notifications);
         this.client = McpClient.sync(transport)
-                .requestTimeout(Duration.ofSeconds(30))
-                .initializationTimeout(Duration.ofSeconds(60))
+                .requestTimeout(STARTUP) // the initialize request waits for the JVM's start
+                .initializationTimeout(STARTUP)
                 .clientInfo(McpSchema.Implementation.builder("parley-test", "1").build())
                 .build();
     }

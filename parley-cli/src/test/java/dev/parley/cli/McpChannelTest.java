@@ -24,12 +24,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -259,11 +260,24 @@ class McpChannelTest {
 
         McpSchema.CallToolResult acked = call(b, "ack", Map.of("id", id, "status", "processed"));
         assertFalse(Boolean.TRUE.equals(acked.isError()), acked::toString);
-        Thread.sleep(2_500);
-        b.notifications.removeIf(n -> n.method().equals("notifications/claude/channel")); // any push under way
-        Thread.sleep(2_500);
-        assertNull(b.notifications.stream().filter(n -> n.method().equals("notifications/claude/channel"))
-                .findFirst().orElse(null), "an acked envelope is not pushed again");
+        // No sleep can show that something never comes; an order can. A witness, sent after the
+        // ack and never acked, paces the repusher, whose pushes are written in the order it makes
+        // them: one sweep at a time, on one thread. The sweep that pushes the witness again
+        // started at least an interval after the witness's first push, so after the ack: every
+        // sweep that could have read the acked envelope as open (before the ack) had finished,
+        // and its push was written. The sweep that pushes the witness a third time finds the
+        // acked envelope due as well (last pushed before the witness was), and the fourth push
+        // of the witness shows that sweep ended. So, from the witness's second push on, only the
+        // witness may come; a repusher that ignored the ack would push the acked envelope there.
+        String witness = send(leadToken, Map.of("to", "worker", "text", "witness"));
+        List<String> pushed = new java.util.ArrayList<>();
+        while (pushed.stream().filter(witness::equals).count() < 4) {
+            pushed.add((String) meta(b.next("notifications/claude/channel", PATIENCE)).get("id"));
+        }
+        int secondWitnessPush = pushed.indexOf(witness) + 1 + pushed.subList(pushed.indexOf(witness) + 1,
+                pushed.size()).indexOf(witness);
+        assertTrue(pushed.subList(secondWitnessPush, pushed.size()).stream().allMatch(witness::equals),
+                "an acked envelope is not pushed again: " + pushed + " (acked " + id + ")");
     }
 
     @Test
@@ -277,8 +291,9 @@ class McpChannelTest {
         McpSchema.CallToolResult ack = call(first, "ack", Map.of("id", acked, "status", "processed"));
         assertFalse(Boolean.TRUE.equals(ack.isError()), ack::toString);
         first.close(); // the session ends without acking the other one
-        assertEquals("delivered", rest("GET", "/v1/messages/" + unacked, leadToken, null).path("state").asText(),
-                "the hub wrote it to the first session's stream");
+        // the hub wrote it to the first session's stream; the stream's mark commits after the write
+        await("the hub records it delivered").atMost(PATIENCE).until(() ->
+                rest("GET", "/v1/messages/" + unacked, leadToken, null).path("state").asText().equals("delivered"));
 
         McpBridgeProcess second = bridge("--name", "worker");
         second.client.initialize();
@@ -314,14 +329,9 @@ class McpChannelTest {
         b.client.initialize();
         b.notify("notifications/claude/channel/permission_request", Map.of("request_id", "abcde",
                 "tool_name", "Bash", "description", "run the test suite", "input_preview", "{\"command\":\"./test\"}"));
-        JsonNode request = null;
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (request == null && System.nanoTime() < deadline) {
-            request = inbox(leadToken).stream().filter(e -> e.path("kind").asText().equals("permission_request"))
-                    .findFirst().orElse(null);
-            Thread.sleep(100);
-        }
-        assertTrue(request != null, "the lead received the permission request");
+        JsonNode request = await("the lead receives the permission request").atMost(PATIENCE)
+                .until(() -> inbox(leadToken).stream().filter(e -> e.path("kind").asText().equals("permission_request"))
+                        .findFirst(), Optional::isPresent).get();
         assertEquals("worker", request.path("from").asText());
         assertEquals("abcde", request.path("data").path("request_id").asText());
         assertEquals("Bash", request.path("data").path("tool_name").asText());
@@ -335,25 +345,15 @@ class McpChannelTest {
         assertTrue(b.notifications.stream().noneMatch(n -> n.method().equals("notifications/claude/channel")),
                 "the verdict is not shown to the model as a message");
         String verdictId = verdict.path("id").asText();
-        long until = System.nanoTime() + PATIENCE.toNanos();
-        while (!rest("GET", "/v1/messages/" + verdictId, leadToken, null).path("state").asText().equals("processed")
-                && System.nanoTime() < until) {
-            Thread.sleep(100);
-        }
-        assertEquals("processed", rest("GET", "/v1/messages/" + verdictId, leadToken, null).path("state").asText(),
-                "the bridge acks the verdict");
+        await("the bridge acks the verdict").atMost(PATIENCE).until(() ->
+                rest("GET", "/v1/messages/" + verdictId, leadToken, null).path("state").asText().equals("processed"));
 
         // deny, given as data
         b.notify("notifications/claude/channel/permission_request", Map.of("request_id", "fghij",
                 "tool_name", "Write", "description", "edit README", "input_preview", "{}"));
-        JsonNode second = null;
-        deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (second == null && System.nanoTime() < deadline) {
-            second = inbox(leadToken).stream().filter(e -> e.path("data").path("request_id").asText().equals("fghij"))
-                    .findFirst().orElse(null);
-            Thread.sleep(100);
-        }
-        assertTrue(second != null);
+        JsonNode second = await("the lead receives the second permission request").atMost(PATIENCE)
+                .until(() -> inbox(leadToken).stream().filter(e -> e.path("data").path("request_id").asText()
+                        .equals("fghij")).findFirst(), Optional::isPresent).get();
         rest("POST", "/v1/messages/" + second.path("id").asText() + "/reply", leadToken,
                 Map.of("data", Map.of("behavior", "deny")));
         McpSchema.JSONRPCNotification denied = b.next("notifications/claude/channel/permission", PATIENCE);

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -74,7 +75,11 @@ class McpStdioProtocolTest {
     private record Run(int exit, List<String> stdout, String stderr) {
     }
 
-    private Run run(String token, List<String> lines, String... args) throws Exception {
+    /**
+     * Writes {@code lines} to a bridge; once its answer to request {@code lastId} is on stdout
+     * (as a client waits for its answers; without {@code lastId}, at once) closes stdin.
+     */
+    private Run run(String token, List<String> lines, Integer lastId, String... args) throws Exception {
         List<String> command = new ArrayList<>();
         command.add(McpBridgeProcess.javaBin());
         command.addAll(McpBridgeProcess.command(args));
@@ -90,13 +95,27 @@ class McpStdioProtocolTest {
                 in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
                 in.flush();
             }
-            Thread.sleep(1_500); // let the answers come before the client "goes away"
+            if (lastId != null) {
+                await().atMost(McpBridgeProcess.STARTUP).until(() -> answered(out, lastId));
+            }
         } catch (IOException e) {
             // the bridge exited early (a refused start): its exit code tells
         }
-        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the bridge exits when stdin ends");
+        assertTrue(process.waitFor(McpBridgeProcess.STARTUP.toSeconds(), TimeUnit.SECONDS),
+                "the bridge exits when stdin ends");
         return new Run(process.exitValue(), Files.readAllLines(out, StandardCharsets.UTF_8),
                 Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    /** Whether the complete lines on stdout so far hold the answer to request {@code id}. */
+    private static boolean answered(Path stdout, int id) throws IOException {
+        String text = Files.readString(stdout, StandardCharsets.UTF_8);
+        for (String line : text.substring(0, text.lastIndexOf('\n') + 1).split("\n")) {
+            if (!line.isBlank() && JSON.readTree(line).path("id").asInt(-1) == id) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String rpc(Object id, String method, String params) {
@@ -129,7 +148,7 @@ class McpStdioProtocolTest {
                 "x".repeat(4 * 1024 * 1024 + 16),             // oversized line
                 rpc(10, "tools/call", "{\"name\":\"send\",\"arguments\":{\"to\":\"lead\",\"text\":\"still here\"}}"),
                 rpc(11, "ping", null));
-        Run run = run(workerToken, lines, "--name", "worker");
+        Run run = run(workerToken, lines, 11, "--name", "worker");
         assertEquals(0, run.exit(), run.stderr());
 
         Map<String, JsonNode> byId = new HashMap<>();
@@ -179,16 +198,16 @@ class McpStdioProtocolTest {
 
     @Test
     void aTokenOfAnotherNodeIsRefusedBeforeAnyProtocol() throws Exception {
-        Run wrongNode = run(workerToken, List.of(), "--name", "lead");
+        Run wrongNode = run(workerToken, List.of(), null, "--name", "lead");
         assertEquals(ExitStatus.FORBIDDEN, wrongNode.exit(), wrongNode.stderr());
         assertTrue(wrongNode.stderr().contains("belongs to node worker"), wrongNode.stderr());
         assertTrue(wrongNode.stdout().isEmpty(), "nothing on stdout: " + wrongNode.stdout());
 
-        Run admin = run(hub.adminToken(), List.of(), "--name", "worker");
+        Run admin = run(hub.adminToken(), List.of(), null, "--name", "worker");
         assertEquals(ExitStatus.FORBIDDEN, admin.exit(), admin.stderr());
         assertTrue(admin.stdout().isEmpty());
 
-        Run unknown = run(workerToken, List.of(), "--name", "ghost");
+        Run unknown = run(workerToken, List.of(), null, "--name", "ghost");
         assertEquals(ExitStatus.NOT_FOUND, unknown.exit(), unknown.stderr());
         assertTrue(unknown.stdout().isEmpty());
     }

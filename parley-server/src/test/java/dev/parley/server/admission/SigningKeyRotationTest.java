@@ -31,14 +31,12 @@ class SigningKeyRotationTest {
     Path dataDir;
 
     @Test
-    void rotationKeepsAnOldTicketRedeemableUntilItExpires() {
-        try (HubFixture hub = HubFixture.start(dataDir, c -> c.withTicketTtl(Duration.ofSeconds(2))
-                .withExchangesPerMinute(100_000))) {
+    void rotationKeepsAnOldTicketRedeemable() {
+        // the default ticket lifetime (a minute): the old ticket is redeemed well within it
+        try (HubFixture hub = HubFixture.start(dataDir, c -> c.withExchangesPerMinute(100_000))) {
             String a = uid("rot-a");
-            String b = uid("rot-b");
-            String oldTicketA = ticket(hub, inviteToken(hub, hub.admin(), "nodeId", a), a, null);
-            String oldTicketB = ticket(hub, inviteToken(hub, hub.admin(), "nodeId", b), b, null);
-            String oldKid = header(oldTicketA).path("kid").asText();
+            String oldTicket = ticket(hub, inviteToken(hub, hub.admin(), "nodeId", a), a, null);
+            String oldKid = header(oldTicket).path("kid").asText();
 
             assertError(hub.post(hub.createNode(uid("rot-n"), null), "/v1/auth/keys/rotate", null), 403, "forbidden");
             assertError(hub.post(null, "/v1/auth/keys/rotate", null), 401, "unauthorized");
@@ -56,18 +54,32 @@ class SigningKeyRotationTest {
             assertEquals(List.of(newKid, oldKid), kids, "the active key first, then the retired one");
 
             // a ticket signed by the old key is still good
-            assertEquals(201, redeem(hub, oldTicketA).status(), "an old ticket stays redeemable after rotation");
+            assertEquals(201, redeem(hub, oldTicket).status(), "an old ticket stays redeemable after rotation");
             assertEquals(201, redeem(hub, newTicket).status());
+        }
+    }
+
+    /**
+     * Separate from the test above, which redeems an old ticket in time: with two-second
+     * tickets "in time" would be a race against the machine, while "once expired" is not.
+     */
+    @Test
+    void anOldTicketIsRefusedOnceExpiredAndTheRetiredKeyDropsOut() {
+        try (HubFixture hub = HubFixture.start(dataDir, c -> c.withTicketTtl(Duration.ofSeconds(2))
+                .withExchangesPerMinute(100_000))) {
+            String b = uid("rot-b");
+            String oldTicket = ticket(hub, inviteToken(hub, hub.admin(), "nodeId", b), b, null);
+            assertEquals(200, hub.post(hub.admin(), "/v1/auth/keys/rotate", null).status());
 
             // once it has expired it is refused (expired, then unknown once its key is forgotten)
             await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250)).until(() ->
-                    redeem(hub, oldTicketB).status() == 401);
-            Resp late = redeem(hub, oldTicketB);
+                    redeem(hub, oldTicket).status() == 401);
+            Resp late = redeem(hub, oldTicket);
             assertTrue(List.of("expired_ticket", "invalid_ticket").contains(late.error()), late::toString);
             // and the retired key drops out of the published set after its retention
             await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250)).until(() ->
                     hub.get(null, "/v1/auth/keys").get("keys").size() == 1);
-            assertError(redeem(hub, oldTicketB), 401, "invalid_ticket");
+            assertError(redeem(hub, oldTicket), 401, "invalid_ticket");
         }
     }
 

@@ -73,9 +73,7 @@ class ReadingModesTest {
             assertEquals(List.of(1L, 2L, 3L, 4L), seqs(reader.nextEvents(4, WAIT)));
         } // gone without acking anything
         SseStreamTest.awaitNoOpenStreams(hub);
-        for (String id : ids) {
-            assertEquals("delivered", hub.status(p[1], id).text("state"), "written frames count as delivered");
-        }
+        SseStreamTest.awaitDelivered(hub, p[1], ids); // written frames count as delivered
         try (SseClient plain = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
             plain.expectReady(WAIT);
             hub.sendOk(p[1], p[2], "m5");

@@ -4,10 +4,17 @@ import dev.parley.server.Hub;
 import dev.parley.server.HubConfig;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 
 /** A hub in its own JVM, for tests that kill it with SIGKILL: {@code HubProcess <dataDir> <port> <adminToken>}. */
 public final class HubProcess {
+    /**
+     * How long a fresh hub JVM may take to answer {@code /healthz}: at load 27 on two cores a JVM
+     * took 37 s to reach its first line of test code. A bound for a hang, not a measure.
+     */
+    static final Duration STARTUP = Duration.ofSeconds(120);
+
     private HubProcess() {
     }
 

@@ -22,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class WebhookDeliveryTest {
     private static final Pattern NEXT = Pattern.compile("next attempt in (\\d+) ms");
     private static final Duration PATIENCE = Duration.ofSeconds(20);
+    /** The dispatcher's bound on pushes in flight to one node. */
+    private static final int PUSHES_PER_NODE = 8;
 
     @TempDir
     Path dir;
@@ -105,9 +107,14 @@ class WebhookDeliveryTest {
         }
     }
 
+    /**
+     * A hanging endpoint holds its own node's push permits and nothing else. Its pushes are
+     * held (the push timeout is far beyond the test) while another node's pushes all go
+     * through: no time is measured, the order says it all.
+     */
     @Test
     void aHangingEndpointDoesNotDelayOtherNodes() {
-        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMillis(500)));
+        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMinutes(10)));
              WebhookReceiver hanging = new WebhookReceiver(n -> WebhookReceiver.HANG);
              WebhookReceiver healthy = new WebhookReceiver(n -> 200)) {
             String[] stuck = leadAndWebhookWorker(hub, hanging.url(), 5, 50, 100);
@@ -115,14 +122,34 @@ class WebhookDeliveryTest {
             for (int i = 0; i < 40; i++) {
                 hub.sendOk(stuck[0], stuck[1], "into the void " + i);
             }
-            long start = System.nanoTime();
+            await().atMost(PATIENCE).until(() -> hanging.hits().size() >= PUSHES_PER_NODE);
             for (int i = 0; i < 20; i++) {
                 hub.sendOk(fine[0], fine[1], "hello " + i);
             }
-            await().atMost(Duration.ofSeconds(5)).until(() -> healthy.hits().size() == 20);
-            long ms = (System.nanoTime() - start) / 1_000_000;
-            assertTrue(ms < 3_000, "healthy deliveries took " + ms + " ms next to a hanging endpoint");
-            assertTrue(hanging.hits().size() <= 8 + 40, "in flight to one node is bounded");
+            await().atMost(PATIENCE).until(() -> healthy.hits().size() == 20);
+            assertEquals(0, hanging.answered(), "the hanging endpoint still holds every push it got");
+            assertEquals(PUSHES_PER_NODE, hanging.hits().size(),
+                    "in flight to one node is bounded: the other 32 wait for a permit");
+        }
+    }
+
+    /** A push that gets no answer within the push timeout fails, and is retried on the schedule. */
+    @Test
+    void aPushWithoutAnAnswerTimesOutAndIsRetried() {
+        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMillis(500)));
+             WebhookReceiver hanging = new WebhookReceiver(n -> WebhookReceiver.HANG)) {
+            String[] pair = leadAndWebhookWorker(hub, hanging.url(), 5, 50, 100);
+            String id = hub.sendOk(pair[0], pair[1], "anyone?").text("id");
+            await().atMost(PATIENCE).until(() -> hanging.hits().size() >= 2);
+            assertEquals(0, hanging.answered());
+            JsonNode firstFailure = null;
+            for (JsonNode step : hub.status(pair[0], id).get("timeline")) {
+                if (firstFailure == null && step.get("state").asText().equals("retry_pending")) {
+                    firstFailure = step;
+                }
+            }
+            assertTrue(firstFailure != null && firstFailure.get("detail").asText()
+                    .startsWith("attempt 1 failed: no answer within 500 ms"), hub.status(pair[0], id)::toString);
         }
     }
 
@@ -161,15 +188,13 @@ class WebhookDeliveryTest {
             String[] pair = leadAndWebhookWorker(hub, receiver.url(), 10, 1_500, 1_500);
             String id = hub.sendOk(pair[0], pair[1], "survive the restart").text("id");
             await().atMost(PATIENCE).until(() -> "retry_pending".equals(hub.status(pair[0], id).text("state")));
-            hub.close();
-            int before = receiver.hits().size();
+            hub.close(); // in a backoff, or with the next attempt under way: the jitter decides
             answer[0] = 200;
 
             try (HubFixture again = HubFixture.start(dir)) {
                 await().atMost(PATIENCE).until(() -> "delivered".equals(again.status(again.admin(), id).text("state")));
-                List<WebhookReceiver.Hit> hits = receiver.hits();
-                assertEquals(before + 1, hits.size(), "exactly one more attempt after the restart: " + hits);
-                assertEquals(before + 1, hits.getLast().attempt(), "attempt numbers continue, none doubled");
+                // attempt numbers continue after the restart: none lost, none doubled but one cut short
+                receiver.assertResumedAfter(WebhookReceiver.lastFailedAttempt(again.status(again.admin(), id).json()));
             }
         }
     }
