@@ -1,9 +1,6 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.core.AuditEntry;
-import dev.parley.core.DeliveryPolicies;
-import dev.parley.core.DeliveryPolicy;
 import dev.parley.core.Envelope;
 import dev.parley.core.IdGenerator;
 import dev.parley.core.NodeId;
@@ -13,7 +10,7 @@ import dev.parley.core.Route;
 import dev.parley.core.Task;
 import dev.parley.core.TaskTap;
 import dev.parley.core.TaskWebhook;
-import dev.parley.core.TaskWebhookStore;
+import dev.parley.core.TaskWebhooks;
 import dev.parley.core.Trace;
 import dev.parley.core.Webhook;
 
@@ -49,22 +46,19 @@ final class A2aPushes implements TaskTap, PushForm {
     private static final String RELAY_PREFIX = "a2a-push.";
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final TaskWebhookStore store;
+    private final TaskWebhooks webhooks;
     private final PolicyRules rules;
-    private final DeliveryPolicies policies;
     private final IdGenerator ids;
     private final InstantSource clock;
     private final Map<String, List<TaskWebhook>> byTask = new ConcurrentHashMap<>();
     private final Map<NodeId, TaskWebhook> byRelay = new ConcurrentHashMap<>();
 
-    A2aPushes(TaskWebhookStore store, DeliveryPolicies policies, PolicyRules rules, IdGenerator ids,
-              InstantSource clock) {
-        this.store = store;
-        this.policies = policies;
+    A2aPushes(TaskWebhooks webhooks, PolicyRules rules, IdGenerator ids, InstantSource clock) {
+        this.webhooks = webhooks;
         this.rules = rules;
         this.ids = ids;
         this.clock = clock;
-        store.all().forEach(this::remember);
+        webhooks.all().forEach(this::remember);
     }
 
     /** Creates (or replaces, same id) the config of {@code owner} for {@code task}. */
@@ -80,10 +74,7 @@ final class A2aPushes implements TaskTap, PushForm {
         }
         TaskWebhook stored = new TaskWebhook(task.id(), id, owner, relay, webhook.url().toString(), config.token(),
                 config.scheme(), config.credentials(), version.wire, clock.instant());
-        policies.relay(relay, new DeliveryPolicy(Optional.of(webhook), policies.of(owner).retry(), Optional.empty()),
-                audit(owner, "a2a.push.set", relay.value(), "push config " + id + " of task " + task.id() + " to "
-                        + webhook.url()));
-        store.put(stored, audit(owner, "a2a.push.set", task.id(), "push config " + id));
+        webhooks.put(stored, webhook);
         forget(task.id(), id);
         remember(stored);
         return stored;
@@ -103,20 +94,18 @@ final class A2aPushes implements TaskTap, PushForm {
         if (existing.isEmpty()) {
             return;
         }
-        store.remove(taskId, id, audit(caller, "a2a.push.delete", taskId, "push config " + id));
-        policies.unrelay(existing.get().relay(), audit(caller, "a2a.push.delete", existing.get().relay().value(),
-                "push config " + id + " of task " + taskId));
+        webhooks.remove(caller, existing.get());
         forget(taskId, id);
     }
 
     /** The push envelopes owed to a task change: one per config of the task. Runs in the change's transaction. */
     @Override
     public List<Envelope> after(Task task, Envelope notice) {
-        List<TaskWebhook> webhooks = byTask.get(task.id());
-        if (webhooks == null || webhooks.isEmpty()) {
+        List<TaskWebhook> configs = byTask.get(task.id());
+        if (configs == null || configs.isEmpty()) {
             return List.of();
         }
-        return webhooks.stream().map(w -> {
+        return configs.stream().map(w -> {
             A2aVersion version = "1.0".equals(w.format()) ? A2aVersion.V1_0 : A2aVersion.V0_3;
             ObjectNode body = A2aWire.streamItem("task", A2aWire.task(task, version, Optional.of(0), true), version);
             Map<String, String> meta = new LinkedHashMap<>();
@@ -154,9 +143,9 @@ final class A2aPushes implements TaskTap, PushForm {
     }
 
     private void forget(String taskId, String id) {
-        List<TaskWebhook> webhooks = byTask.get(taskId);
-        if (webhooks != null) {
-            webhooks.removeIf(w -> {
+        List<TaskWebhook> configs = byTask.get(taskId);
+        if (configs != null) {
+            configs.removeIf(w -> {
                 if (w.id().equals(id)) {
                     byRelay.remove(w.relay());
                     return true;
@@ -180,10 +169,5 @@ final class A2aPushes implements TaskTap, PushForm {
         byte[] bytes = new byte[24];
         RANDOM.nextBytes(bytes);
         return HexFormat.of().formatHex(bytes);
-    }
-
-    private AuditEntry audit(NodeId actor, String action, String target, String reason) {
-        return new AuditEntry(clock.instant(), actor.value(), action, target, AuditEntry.Decision.ALLOW, reason,
-                Optional.empty(), rules.version());
     }
 }

@@ -143,16 +143,14 @@ final class A2aRoutes {
         return principal.get();
     }
 
+    /** The node the bearer token acts as; the admin token has none (403), a deleted node's token neither (401). */
     private Principal.Caller caller(Exchange ex) {
-        if (!(authenticated(ex) instanceof Principal.Caller caller)) {
-            throw new A2aError(A2aError.Kind.REFUSED, "the admin token has no node to speak as; use a node token", 403,
-                    Map.of("parleyError", ErrorCode.FORBIDDEN.wire()));
+        Principal principal = authenticated(ex);
+        try {
+            return new Principal.Caller(principal.actingNode(graph, "speak over A2A").id());
+        } catch (ParleyException e) {
+            throw A2aError.from(e);
         }
-        if (graph.node(caller.id()).isEmpty()) {
-            throw new A2aError(A2aError.Kind.REFUSED, "the node of this token no longer exists", 401,
-                    Map.of("parleyError", ErrorCode.UNAUTHORIZED.wire()));
-        }
-        return caller;
     }
 
     // ------------------------------------------------------------------ JSON-RPC

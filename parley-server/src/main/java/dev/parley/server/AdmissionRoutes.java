@@ -2,10 +2,7 @@ package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Admission;
-import dev.parley.core.AuditEntry;
 import dev.parley.core.CreatedNode;
-import dev.parley.core.ErrorCode;
-import dev.parley.core.EventStore;
 import dev.parley.core.ExchangeRequest;
 import dev.parley.core.Invite;
 import dev.parley.core.IssuedInvite;
@@ -15,12 +12,10 @@ import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.NodeProof;
 import dev.parley.core.ParleyException;
-import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.Registry;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 
 /**
@@ -32,17 +27,12 @@ final class AdmissionRoutes {
     private final Admission admission;
     private final Registry registry;
     private final SigningKeys keys;
-    private final EventStore store;
-    private final PolicyRules rules;
     private final Metrics metrics;
 
-    AdmissionRoutes(Admission admission, Registry registry, SigningKeys keys, EventStore store, PolicyRules rules,
-                    Metrics metrics) {
+    AdmissionRoutes(Admission admission, Registry registry, SigningKeys keys, Metrics metrics) {
         this.admission = admission;
         this.registry = registry;
         this.keys = keys;
-        this.store = store;
-        this.rules = rules;
         this.metrics = metrics;
     }
 
@@ -141,22 +131,8 @@ final class AdmissionRoutes {
     }
 
     private void rotateKey(Exchange ex) {
-        if (!(ex.caller() instanceof Principal.Admin)) {
-            throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may rotate the hub's signing key");
-        }
-        String kid = rotate(Instant.now());
         ObjectNode out = Json.object();
-        out.put("kid", kid);
+        out.put("kid", admission.rotateKeys(ex.caller()));
         ex.json(200, out);
-    }
-
-    /** Rotates the signing key and audits it: the admin endpoint and {@link Hub#rotateSigningKey()} alike. */
-    String rotate(Instant at) {
-        String previous = keys.active().kid();
-        String kid = keys.rotate();
-        store.audit(new AuditEntry(at, "admin", "auth.keys.rotate", kid, AuditEntry.Decision.ALLOW,
-                "signing key " + previous + " retired (it verifies until its tickets expire); " + kid + " signs now",
-                Optional.empty(), rules.version()));
-        return kid;
     }
 }

@@ -1,32 +1,20 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.core.AuditEntry;
-import dev.parley.core.DeliveryStore;
+import dev.parley.core.DeadLetter;
+import dev.parley.core.DeadLetters;
+import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
-import dev.parley.core.ParleyException;
-import dev.parley.core.PolicyRules;
-import dev.parley.core.Principal;
 
-import java.time.InstantSource;
 import java.util.Optional;
 
 /** {@code /v1/dead-letters}: the operator's view of what could not be delivered, and what to do about it. */
 final class DeadLetterRoutes {
-    private final DeliveryStore store;
-    private final InboxFeeds feeds;
-    private final Dispatcher dispatcher;
-    private final PolicyRules rules;
-    private final InstantSource clock;
+    private final DeadLetters deadLetters;
 
-    DeadLetterRoutes(DeliveryStore store, InboxFeeds feeds, Dispatcher dispatcher, PolicyRules rules,
-                     InstantSource clock) {
-        this.store = store;
-        this.feeds = feeds;
-        this.dispatcher = dispatcher;
-        this.rules = rules;
-        this.clock = clock;
+    DeadLetterRoutes(DeadLetters deadLetters) {
+        this.deadLetters = deadLetters;
     }
 
     void register(Routes routes) {
@@ -37,28 +25,22 @@ final class DeadLetterRoutes {
     }
 
     private void list(Exchange ex) {
-        admin(ex);
         Optional<NodeId> node = ex.query("node").map(NodeId::of);
         int limit = (int) ex.longQuery("limit", 1, 1000, ErrorCode.INVALID_REQUEST).orElse(100);
         ObjectNode out = Json.object();
         var items = out.putArray("items");
-        store.deadLetters(node, limit).forEach(d -> items.add(view(d)));
+        deadLetters.list(ex.caller(), node, limit).forEach(d -> items.add(view(d)));
         ex.json(200, out);
     }
 
     private void show(Exchange ex) {
-        admin(ex);
-        String id = ex.path("mid");
-        ex.json(200, view(store.deadLetter(id).orElseThrow(() -> notFound(id))));
+        ex.json(200, view(deadLetters.show(ex.caller(), ex.path("mid"))));
     }
 
     /** A fresh attempt cycle under the same envelope id: pushed again, or replayed to the next stream. */
     private void redrive(Exchange ex) {
-        var caller = admin(ex);
         String id = ex.path("mid");
-        var envelope = store.redrive(id, clock.instant(), audit(caller, "dead_letter.redrive", id));
-        feeds.redeliver(envelope);
-        dispatcher.wake();
+        Envelope envelope = deadLetters.redrive(ex.caller(), id);
         ObjectNode out = Json.object();
         out.put("id", id);
         out.put("state", "accepted");
@@ -67,13 +49,11 @@ final class DeadLetterRoutes {
     }
 
     private void drop(Exchange ex) {
-        var caller = admin(ex);
-        String id = ex.path("mid");
-        store.drop(id, clock.instant(), audit(caller, "dead_letter.drop", id));
+        deadLetters.drop(ex.caller(), ex.path("mid"));
         ex.noContent();
     }
 
-    private static ObjectNode view(DeliveryStore.DeadLetter deadLetter) {
+    private static ObjectNode view(DeadLetter deadLetter) {
         ObjectNode out = Json.object();
         out.put("id", deadLetter.envelope().id());
         out.put("node", deadLetter.envelope().to().value());
@@ -82,22 +62,5 @@ final class DeadLetterRoutes {
         out.put("at", Json.time(deadLetter.at()));
         out.set("envelope", Json.envelopeTree(deadLetter.envelope()));
         return out;
-    }
-
-    private AuditEntry audit(Principal caller, String action, String id) {
-        return new AuditEntry(clock.instant(), caller.name(), action, id, AuditEntry.Decision.ALLOW, action,
-                Optional.of(id), rules.version());
-    }
-
-    private static Principal admin(Exchange ex) {
-        Principal caller = ex.caller();
-        if (!(caller instanceof Principal.Admin)) {
-            throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may manage dead letters");
-        }
-        return caller;
-    }
-
-    private static ParleyException notFound(String id) {
-        return new ParleyException(ErrorCode.DEAD_LETTER_NOT_FOUND, "no dead letter " + id);
     }
 }

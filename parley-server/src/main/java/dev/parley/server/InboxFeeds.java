@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import dev.parley.core.Envelope;
+import dev.parley.core.InboxReader;
 import dev.parley.core.NodeId;
 import dev.parley.core.Notifier;
 

@@ -1,9 +1,10 @@
 package dev.parley.server;
 
-import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Envelope;
-import dev.parley.core.EventStore;
+import dev.parley.core.InboxReader;
+import dev.parley.core.Inboxes;
 import dev.parley.core.NodeId;
+import dev.parley.core.Replay;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.ServerConnectionException;
 import io.helidon.webserver.http.ServerResponse;
@@ -14,7 +15,6 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.logging.Level;
@@ -35,26 +35,23 @@ final class InboxStream {
             .getBytes(StandardCharsets.UTF_8);
     private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
 
-    private final EventStore store;
-    private final DeliveryPolicies policies;
+    private final Inboxes inboxes;
     private final InboxFeeds feeds;
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
-    private final InstantSource clock;
     private final long heartbeatNanos;
 
-    InboxStream(EventStore store, DeliveryPolicies policies, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics,
-                InstantSource clock, Duration heartbeat) {
-        this.store = store;
-        this.policies = policies;
+    InboxStream(Inboxes inboxes, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics, Duration heartbeat) {
+        this.inboxes = inboxes;
         this.feeds = feeds;
         this.watchdog = watchdog;
         this.metrics = metrics;
-        this.clock = clock;
         this.heartbeatNanos = heartbeat.toNanos();
     }
 
-    void serve(NodeId node, InboxReader reader, OptionalLong cursor, Replay replay, ServerResponse response) {
+    void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, ServerResponse response) {
+        NodeId node = inbox.node();
+        InboxReader reader = inbox.reader();
         response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         response.header(HeaderNames.CACHE_CONTROL, "no-cache");
         InboxFeeds.Feed feed = feeds.acquire(node, reader);
@@ -63,18 +60,18 @@ final class InboxStream {
         long position = cursor.orElse(-1);
         try (OutputStream out = response.outputStream()) {
             write(out, watch, READY);
-            position = cursor.isPresent() ? cursor.getAsLong() : replay(node, reader, replay, out, watch);
+            position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
             while (!feed.closed()) {
                 List<Envelope> again = reader.takesDelivery() ? feed.takeRedeliveries() : List.of();
                 if (!again.isEmpty()) {
-                    send(again, reader, out, watch, false);
+                    send(again, inbox, out, watch, false);
                 }
                 List<Envelope> batch = feed.after(position, BATCH);
                 if (batch == null) {
-                    batch = store.inboxAfter(node, position, BATCH);
+                    batch = inboxes.after(inbox, position, BATCH);
                 }
                 if (!batch.isEmpty()) {
-                    position = send(batch, reader, out, watch, true);
+                    position = send(batch, inbox, out, watch, true);
                 } else if (!feed.awaitAfter(position, heartbeatNanos, reader) && !feed.closed()) {
                     write(out, watch, HEARTBEAT);
                 }
@@ -101,16 +98,16 @@ final class InboxStream {
      * above the head read before the last (empty) page, so it comes live: nothing is missed
      * and nothing is replayed twice.
      */
-    private long replay(NodeId node, InboxReader reader, Replay replay, OutputStream out, StreamWatchdog.Watch watch)
+    private long replay(Inboxes.Inbox inbox, Replay replay, OutputStream out, StreamWatchdog.Watch watch)
             throws IOException {
         long last = 0;
         while (true) {
-            long head = store.headSeq(node);
-            List<Envelope> page = replay.page(store, node, last, BATCH);
+            long head = inboxes.head(inbox);
+            List<Envelope> page = inboxes.replay(inbox, replay, last, BATCH);
             if (page.isEmpty()) {
                 return Math.max(last, head);
             }
-            last = send(page, reader, out, watch, true);
+            last = send(page, inbox, out, watch, true);
         }
     }
 
@@ -119,7 +116,7 @@ final class InboxStream {
      * envelope is written without {@code id:}, so the client's cursor (its Last-Event-ID)
      * stays where it was; the envelope's own id and {@code trace.attempt} tell it apart.
      */
-    private long send(List<Envelope> batch, InboxReader reader, OutputStream out, StreamWatchdog.Watch watch,
+    private long send(List<Envelope> batch, Inboxes.Inbox inbox, OutputStream out, StreamWatchdog.Watch watch,
                       boolean advancesCursor) throws IOException {
         ByteArrayOutputStream frames = new ByteArrayOutputStream(batch.size() * 512);
         for (Envelope envelope : batch) {
@@ -130,9 +127,7 @@ final class InboxStream {
             frames.write('\n');
         }
         write(out, watch, frames.toByteArray());
-        if (reader.takesDelivery()) {
-            store.markDelivered(batch, clock.instant(), policies.of(batch.getFirst().to()).redeliverAfter());
-        }
+        inboxes.delivered(inbox, batch);
         return batch.getLast().seq();
     }
 

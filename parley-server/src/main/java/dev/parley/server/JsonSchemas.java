@@ -20,6 +20,7 @@ import dev.parley.core.PayloadSchemas;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.SchemaStore;
+import dev.parley.core.StoredSchema;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -52,7 +53,7 @@ final class JsonSchemas implements PayloadSchemas {
     private static final ObjectMapper CANONICAL = Json.MAPPER.copy().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
 
     /** A kind's schema as stored and as compiled. */
-    record Entry(SchemaStore.StoredSchema stored, Schema compiled) {
+    record Entry(StoredSchema stored, Schema compiled) {
     }
 
     private final SchemaRegistry registry;
@@ -82,7 +83,7 @@ final class JsonSchemas implements PayloadSchemas {
     /** The schemas in {@code store}, compiled; one that no longer compiles stops the hub from starting. */
     static JsonSchemas load(SchemaStore store, PolicyRules rules, Metrics metrics, InstantSource clock) {
         JsonSchemas schemas = new JsonSchemas(store, rules, metrics, clock);
-        for (SchemaStore.StoredSchema stored : store.schemas()) {
+        for (StoredSchema stored : store.schemas()) {
             try {
                 schemas.byKind.put(stored.kind(), new Entry(stored, schemas.compile(Json.MAPPER.readTree(stored.schema().json()))));
             } catch (IOException | ParleyException e) {
@@ -116,11 +117,11 @@ final class JsonSchemas implements PayloadSchemas {
     }
 
     /** Sets the schema of {@code kind} (the admin only), replacing any earlier one. */
-    synchronized SchemaStore.StoredSchema put(Principal caller, String kind, ObjectNode document) {
+    synchronized StoredSchema put(Principal caller, String kind, ObjectNode document) {
         requireAdmin(caller, "set payload schemas");
         requireKind(kind);
         Schema compiled = compile(document);
-        SchemaStore.StoredSchema stored = new SchemaStore.StoredSchema(kind,
+        StoredSchema stored = new StoredSchema(kind,
                 new JsonText(new String(Json.bytes(document), StandardCharsets.UTF_8)),
                 "s-" + sha256(canonical(document)).substring(0, 12), clock.instant());
         store.putSchema(stored, audit(caller, "schema.put", kind, "schema " + stored.version()));
@@ -140,7 +141,7 @@ final class JsonSchemas implements PayloadSchemas {
         byKind.remove(kind);
     }
 
-    SchemaStore.StoredSchema get(Principal caller, String kind) {
+    StoredSchema get(Principal caller, String kind) {
         requireAdmin(caller, "read payload schemas");
         requireKind(kind);
         Entry entry = byKind.get(kind);
@@ -150,10 +151,10 @@ final class JsonSchemas implements PayloadSchemas {
         return entry.stored();
     }
 
-    List<SchemaStore.StoredSchema> list(Principal caller) {
+    List<StoredSchema> list(Principal caller) {
         requireAdmin(caller, "list payload schemas");
         return byKind.values().stream().map(Entry::stored)
-                .sorted(java.util.Comparator.comparing(SchemaStore.StoredSchema::kind)).toList();
+                .sorted(java.util.Comparator.comparing(StoredSchema::kind)).toList();
     }
 
     /** Compiles a schema document, refusing with {@code invalid_schema} anything that is not a usable 2020-12 schema. */

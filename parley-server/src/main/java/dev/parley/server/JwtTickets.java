@@ -51,6 +51,11 @@ final class JwtTickets implements TicketIssuer {
     }
 
     @Override
+    public KeyRotation rotate() {
+        return keys.rotate();
+    }
+
+    @Override
     public String issue(Ticket ticket) {
         ObjectNode claims = Json.object();
         claims.put("iss", keys.issuer());

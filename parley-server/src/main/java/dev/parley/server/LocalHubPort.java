@@ -3,10 +3,7 @@ package dev.parley.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.DeliveryEvent;
-import dev.parley.core.DeliveryPolicies;
-import dev.parley.core.ErrorCode;
-import dev.parley.core.Envelope;
-import dev.parley.core.EventStore;
+import dev.parley.core.Inboxes;
 import dev.parley.core.Messages;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
@@ -21,21 +18,20 @@ import dev.parley.mcp.HubPort;
 import dev.parley.mcp.HubRefusal;
 
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
  * The hub port of {@code POST /mcp}: the same calls the REST routes make — the router for
- * sends and replies, the message ledger for acks and status, the store for the inbox — for
+ * sends and replies, the message ledger for acks and status, the inboxes for polls — for
  * one caller, in-process, answering the REST contract's JSON. A refusal keeps its contract
  * code ({@code acl_denied}, {@code message_not_found}, ...).
  */
 final class LocalHubPort implements HubPort {
 
     /** What the port calls; one per hub. */
-    record Services(Router router, Messages messages, Registry registry, EventStore store, DeliveryPolicies policies,
-                    Peers peers, Metrics metrics, InstantSource clock) {
+    record Services(Router router, Messages messages, Registry registry, Inboxes inboxes, Peers peers,
+                    Metrics metrics) {
     }
 
     private final Services hub;
@@ -96,8 +92,7 @@ final class LocalHubPort implements HubPort {
 
     @Override
     public JsonNode inbox(long after, int limit) {
-        return call(() -> new InboxPoll(hub.store(), hub.policies(), hub.clock())
-                .page(hub.peers().self(caller).id(), InboxReader.OWNER, after, limit));
+        return call(() -> Views.inboxPage(hub.inboxes().page(hub.inboxes().own(caller), after, limit)));
     }
 
     @Override

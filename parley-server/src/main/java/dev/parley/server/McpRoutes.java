@@ -2,6 +2,7 @@ package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.ErrorCode;
+import dev.parley.core.Graph;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
@@ -38,14 +39,17 @@ final class McpRoutes {
     static final String VERSION_HEADER = "MCP-Protocol-Version";
 
     private final LocalHubPort.Services services;
+    private final Graph graph;
     private final McpSessions sessions;
     private final McpProtocol protocol = new McpProtocol(McpVersion.current());
     private final boolean loopbackHub;
     private final InstantSource clock;
     private volatile Optional<NodeId> unauthenticatedAs = Optional.empty();
 
-    McpRoutes(LocalHubPort.Services services, McpSessions sessions, boolean loopbackHub, InstantSource clock) {
+    McpRoutes(LocalHubPort.Services services, Graph graph, McpSessions sessions, boolean loopbackHub,
+              InstantSource clock) {
         this.services = services;
+        this.graph = graph;
         this.sessions = sessions;
         this.loopbackHub = loopbackHub;
         this.clock = clock;
@@ -164,13 +168,12 @@ final class McpRoutes {
         ex.noContent();
     }
 
-    /** The node the request acts as: from the bearer token, or the conformance node when there is no token. */
+    /**
+     * The node the request acts as: from the bearer token, or the conformance node when there is
+     * no token. The admin token has none (403, the contract's error body).
+     */
     private NodeId node(Exchange ex) {
-        return switch (ex.caller()) {
-            case Principal.Caller c -> c.id();
-            case Principal.Admin a -> throw new ParleyException(ErrorCode.FORBIDDEN,
-                    "MCP acts as a node; use the node's token, not the admin token");
-        };
+        return ex.caller().actingNode(graph, "use MCP").id();
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.parley.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.NodeProof;
+import dev.parley.core.TicketIssuer;
 import dev.parley.core.UuidV7;
 
 import java.io.IOException;
@@ -177,7 +178,7 @@ final class SigningKeys {
      * retention period. The new key is written before the old one is marked retired, so a
      * crash in between leaves two unretired keys, which {@link #open} resolves.
      */
-    synchronized String rotate() {
+    synchronized TicketIssuer.KeyRotation rotate() {
         Instant now = clock.instant();
         Key next = generate(now);
         Key previous = active;
@@ -202,7 +203,7 @@ final class SigningKeys {
         }
         LOG.info("signing key rotated: " + previous.kid() + " -> " + next.kid() + " (the old key verifies until "
                 + now.plus(retention) + ")");
-        return next.kid();
+        return new TicketIssuer.KeyRotation(previous.kid(), next.kid());
     }
 
     private static Key generate(Instant now) {

@@ -2,8 +2,8 @@ package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Publication;
+import dev.parley.core.Subscribed;
 import dev.parley.core.TopicName;
-import dev.parley.core.TopicStore;
 import dev.parley.core.Topics;
 
 /** {@code /v1/topics/{name}}: a node subscribes itself, leaves, and publishes events; the admin lists subscribers. */
@@ -25,7 +25,7 @@ final class TopicRoutes {
 
     private void subscribe(Exchange ex) {
         var caller = ex.caller();
-        TopicStore.Subscribed subscribed = topics.subscribe(caller, topic(ex));
+        Subscribed subscribed = topics.subscribe(caller, topic(ex));
         ex.json(subscribed.created() ? 201 : 200, Views.subscription(subscribed.subscription()));
     }
 

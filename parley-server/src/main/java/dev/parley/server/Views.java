@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.Grant;
+import dev.parley.core.Inboxes;
 import dev.parley.core.MessageRecord;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
@@ -14,6 +15,7 @@ import dev.parley.core.TimelineEntry;
 import dev.parley.core.JsonText;
 import dev.parley.core.Publication;
 import dev.parley.core.Subscription;
+import dev.parley.core.StoredSchema;
 import dev.parley.core.Task;
 import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskFormat;
@@ -132,7 +134,7 @@ final class Views {
         return out;
     }
 
-    static ObjectNode schema(dev.parley.core.SchemaStore.StoredSchema schema) {
+    static ObjectNode schema(StoredSchema schema) {
         ObjectNode out = Json.object();
         out.put("kind", schema.kind());
         out.set("schema", raw(Optional.of(schema.schema())));
@@ -198,6 +200,15 @@ final class Views {
     }
 
     /** A JSON value kept as text, embedded as a tree; absent is null. */
+    /** {@code {"items":[…],"next":seq}}: one page of an inbox. */
+    static ObjectNode inboxPage(Inboxes.Page page) {
+        ObjectNode out = Json.object();
+        var items = out.putArray("items");
+        page.items().forEach(e -> items.add(Json.envelopeTree(e)));
+        out.put("next", page.next());
+        return out;
+    }
+
     private static JsonNode raw(Optional<JsonText> value) {
         try {
             return value.isPresent() ? Json.MAPPER.readTree(value.get().json()) : NullNode.getInstance();

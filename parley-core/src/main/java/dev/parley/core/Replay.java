@@ -1,10 +1,4 @@
-package dev.parley.server;
-
-import dev.parley.core.Envelope;
-import dev.parley.core.ErrorCode;
-import dev.parley.core.EventStore;
-import dev.parley.core.NodeId;
-import dev.parley.core.ParleyException;
+package dev.parley.core;
 
 import java.util.Arrays;
 import java.util.List;
@@ -17,7 +11,7 @@ import java.util.stream.Collectors;
  * (they were written, so they count as delivered); {@link #UNACKED} sends those again until
  * they are acked, replied to or dead-lettered.
  */
-enum Replay {
+public enum Replay {
     /** The envelopes never delivered (the default). */
     UNDELIVERED,
     /** Every envelope not yet settled, delivered or not. */
@@ -31,11 +25,11 @@ enum Replay {
         };
     }
 
-    String wire() {
+    public String wire() {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    static Replay parse(String raw) {
+    public static Replay parse(String raw) {
         String value = raw.strip();
         return Arrays.stream(values()).filter(r -> r.wire().equals(value)).findFirst()
                 .orElseThrow(() -> new ParleyException(ErrorCode.INVALID_REPLAY, "replay must be one of "

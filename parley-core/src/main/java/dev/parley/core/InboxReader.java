@@ -1,4 +1,4 @@
-package dev.parley.server;
+package dev.parley.core;
 
 /**
  * Who reads an inbox. Only the node itself takes delivery: what its stream writes or its
@@ -6,13 +6,13 @@ package dev.parley.server;
  * to look (the admin) only looks, so a node's cursor-less stream still replays what others
  * have seen.
  */
-enum InboxReader {
+public enum InboxReader {
     /** The node reading its own inbox. */
     OWNER,
     /** Someone else reading it (the admin); reading changes nothing. */
     OBSERVER;
 
-    boolean takesDelivery() {
+    public boolean takesDelivery() {
         return this == OWNER;
     }
 }
