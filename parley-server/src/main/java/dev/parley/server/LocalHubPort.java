@@ -97,7 +97,7 @@ final class LocalHubPort implements HubPort {
 
     @Override
     public JsonNode peers() {
-        return call(() -> PeerRoutes.view(hub.peers().self(caller), hub.peers().of(caller)));
+        return call(() -> Views.peers(hub.peers().self(caller), hub.peers().of(caller)));
     }
 
     private static Payload payload(Body body, Optional<String> corrId) {

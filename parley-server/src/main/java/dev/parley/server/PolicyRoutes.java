@@ -41,7 +41,7 @@ final class PolicyRoutes {
         if (!(ex.caller() instanceof Principal.Admin)) {
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may read the policy");
         }
-        ex.json(200, Views.policy(live.state()));
+        ex.json(200, view(live.state()));
     }
 
     /**
@@ -92,5 +92,29 @@ final class PolicyRoutes {
 
     private static ParleyException notFound(NodeId id) {
         return new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
+    }
+
+    private static ObjectNode view(LivePolicy.State state) {
+        ObjectNode out = Json.object();
+        out.put("version", state.version());
+        var rules = out.putArray("rules");
+        state.rules().forEach(r -> rules.addObject().put("name", r.name()).put("effect", r.effect().wire())
+                .put("when", r.when()));
+        out.put("source", state.source().map(p -> p.toAbsolutePath().toString()).orElse(null));
+        out.put("loadedAt", state.loadedAt().map(Json::time).orElse(null));
+        if (state.lastError().isEmpty()) {
+            out.putNull("lastError");
+        } else {
+            LivePolicy.LoadError error = state.lastError().get();
+            ObjectNode e = out.putObject("lastError");
+            e.put("at", Json.time(error.at()));
+            e.put("message", error.message());
+            var problems = e.putArray("problems");
+            error.problems().forEach(p -> problems.addObject()
+                    .put("index", p.index().orElse(null))
+                    .put("rule", p.rule().orElse(null))
+                    .put("error", p.error()));
+        }
+        return out;
     }
 }

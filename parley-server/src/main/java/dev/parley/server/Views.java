@@ -13,6 +13,7 @@ import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.TimelineEntry;
 import dev.parley.core.JsonText;
+import dev.parley.core.Peers;
 import dev.parley.core.Publication;
 import dev.parley.core.Subscription;
 import dev.parley.core.StoredSchema;
@@ -108,31 +109,7 @@ final class Views {
         return out;
     }
 
-    // Policy rules and payload schemas.
-
-    static ObjectNode policy(LivePolicy.State state) {
-        ObjectNode out = Json.object();
-        out.put("version", state.version());
-        var rules = out.putArray("rules");
-        state.rules().forEach(r -> rules.addObject().put("name", r.name()).put("effect", r.effect().wire())
-                .put("when", r.when()));
-        out.put("source", state.source().map(p -> p.toAbsolutePath().toString()).orElse(null));
-        out.put("loadedAt", state.loadedAt().map(Json::time).orElse(null));
-        if (state.lastError().isEmpty()) {
-            out.putNull("lastError");
-        } else {
-            LivePolicy.LoadError error = state.lastError().get();
-            ObjectNode e = out.putObject("lastError");
-            e.put("at", Json.time(error.at()));
-            e.put("message", error.message());
-            var problems = e.putArray("problems");
-            error.problems().forEach(p -> problems.addObject()
-                    .put("index", p.index().orElse(null))
-                    .put("rule", p.rule().orElse(null))
-                    .put("error", p.error()));
-        }
-        return out;
-    }
+    // Payload schemas.
 
     static ObjectNode schema(StoredSchema schema) {
         ObjectNode out = Json.object();
@@ -200,6 +177,25 @@ final class Views {
     }
 
     /** A JSON value kept as text, embedded as a tree; absent is null. */
+    /** {@code {"node": me, "items": [{"id","kind","parent","labels","route","grantId","reason"}]}}. */
+    static ObjectNode peers(Node self, List<Peers.Peer> reachable) {
+        ObjectNode out = Json.object();
+        out.put("node", self.id().value());
+        var items = out.putArray("items");
+        for (Peers.Peer peer : reachable) {
+            ObjectNode item = items.addObject();
+            item.put("id", peer.node().id().value());
+            item.put("kind", peer.node().kind().wire());
+            item.put("parent", peer.node().parent().map(NodeId::value).orElse(null));
+            var labels = item.putObject("labels");
+            peer.node().labels().forEach(labels::put);
+            item.put("route", peer.route().wire());
+            item.put("grantId", peer.grant().map(g -> g.id()).orElse(null));
+            item.put("reason", peer.reason());
+        }
+        return out;
+    }
+
     /** {@code {"items":[…],"next":seq}}: one page of an inbox. */
     static ObjectNode inboxPage(Inboxes.Page page) {
         ObjectNode out = Json.object();
