@@ -65,7 +65,7 @@ class ServeProcessTest {
     @Test
     void logLevelsApplyToEveryLoggerAndToOneLoggerAndThoseUnderIt() throws Exception {
         URI url = serve("--idle-timeout", "200ms", "--log-level", "warn",
-                "--log-level", "dev.parley.server.Connections=FINE");
+                "--log-level", "dev.parley.server.http.Connections=FINE");
         try (Socket idle = new Socket()) {
             idle.connect(new InetSocketAddress(url.getHost(), url.getPort()), 5_000);
             idle.setSoTimeout(30_000);
@@ -78,7 +78,7 @@ class ServeProcessTest {
 
         List<JsonNode> lines = logLines();
         assertTrue(lines.stream().anyMatch(l -> l.path("level").asText().equals("FINE")
-                && l.path("logger").asText().equals("dev.parley.server.Connections")
+                && l.path("logger").asText().equals("dev.parley.server.http.Connections")
                 && l.path("msg").asText().contains("no request within 200 ms")), this::log);
         assertTrue(lines.stream().noneMatch(l -> l.path("level").asText().equals("INFO")),
                 () -> "--log-level warn lets INFO through:\n" + log());

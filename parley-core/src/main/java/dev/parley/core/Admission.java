@@ -224,6 +224,18 @@ public final class Admission {
         return store.inviteByTokenHash(Tokens.hash(token));
     }
 
+    /** Rotates the hub's ticket signing key (the admin's alone) and audits it; returns the new key's id. */
+    public String rotateKeys(Principal caller) {
+        if (!(caller instanceof Principal.Admin)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin may rotate the hub's signing key");
+        }
+        TicketIssuer.KeyRotation rotation = tickets.rotate();
+        store.audit(audit(caller.name(), "auth.keys.rotate", rotation.active(), AuditEntry.Decision.ALLOW,
+                "signing key " + rotation.retired() + " retired (it verifies until its tickets expire); "
+                        + rotation.active() + " signs now", clock.instant()));
+        return rotation.active();
+    }
+
     private static String exchangeScope(Invite invite) {
         return "exchange:" + invite.id();
     }

@@ -38,6 +38,9 @@ public interface AdmissionStore {
     /** The public key (base64url, raw Ed25519) a node was admitted with, if any. */
     Optional<String> publicKey(NodeId node);
 
+    /** Writes {@code entry}, returning once it is committed. */
+    void audit(AuditEntry entry);
+
     /** Writes {@code entry} without waiting for the commit (for refusals, which must not slow down the hub). */
     void auditLater(AuditEntry entry);
 }

@@ -27,10 +27,6 @@ public interface DeliveryStore {
     record Due(Envelope envelope, DeliveryState state, Purpose purpose, int attempt, Instant dueAt) {
     }
 
-    /** A dead-lettered envelope. */
-    record DeadLetter(Envelope envelope, String reason, int attempts, Instant at) {
-    }
-
     Map<NodeId, DeliveryPolicy> policies();
 
     void putPolicy(NodeId node, DeliveryPolicy policy, AuditEntry audit);

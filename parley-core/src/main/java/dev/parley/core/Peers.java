@@ -39,14 +39,9 @@ public final class Peers {
         this.clock = clock;
     }
 
-    /** The caller's own node. */
+    /** The caller's own node; the admin sends as none, so has no peers. */
     public Node self(Principal caller) {
-        return switch (caller) {
-            case Principal.Admin a -> throw new ParleyException(ErrorCode.FORBIDDEN,
-                    "the admin sends as no node and has no peers; use a node's token");
-            case Principal.Caller c -> graph.node(c.id()).orElseThrow(() -> new ParleyException(
-                    ErrorCode.UNAUTHORIZED, "the node of this token no longer exists"));
-        };
+        return caller.actingNode(graph, "have peers");
     }
 
     /** What "may reach" is asked about: an ordinary, empty message (rules on kind or size may still differ). */

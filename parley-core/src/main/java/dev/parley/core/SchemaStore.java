@@ -1,14 +1,9 @@
 package dev.parley.core;
 
-import java.time.Instant;
 import java.util.List;
 
 /** The durable side of payload schemas: one JSON Schema per envelope kind. */
 public interface SchemaStore {
-
-    /** A kind's schema as stored; {@code version} names this exact document. */
-    record StoredSchema(String kind, JsonText schema, String version, Instant updatedAt) {
-    }
 
     /** Sets (or replaces) the schema of its kind, with its audit entry, in one transaction. */
     void putSchema(StoredSchema schema, AuditEntry audit);

@@ -10,4 +10,14 @@ public interface TicketIssuer {
     String issue(Ticket ticket);
 
     Ticket verify(String compact);
+
+    /**
+     * Makes a new signing key and retires the active one, which still verifies the tickets it
+     * signed until they expire.
+     */
+    KeyRotation rotate();
+
+    /** A rotation: the key retired by it and the key that signs from now on, by key id. */
+    record KeyRotation(String retired, String active) {
+    }
 }

@@ -5,10 +5,6 @@ import java.util.List;
 /** Topic subscriptions, and the fan-out of topic events to the subscribers' inboxes. */
 public interface TopicStore extends FanoutStore {
 
-    /** The subscription as stored, and whether this call created it. */
-    record Subscribed(Subscription subscription, boolean created) {
-    }
-
     /**
      * Records {@code wanted} with its audit entry, unless the node is already subscribed;
      * then the earlier subscription comes back and nothing is written.

@@ -31,7 +31,7 @@ public final class Topics {
     }
 
     /** Subscribes the caller itself; subscribing again returns the first subscription. */
-    public TopicStore.Subscribed subscribe(Principal caller, TopicName topic) {
+    public Subscribed subscribe(Principal caller, TopicName topic) {
         Node node = caller.actingNode(graph, "subscribe to topics");
         Instant now = clock.instant();
         return store.subscribe(new Subscription(topic, node.id(), now),

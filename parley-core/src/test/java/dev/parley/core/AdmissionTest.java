@@ -139,6 +139,21 @@ class AdmissionTest {
         admission.checkRotation(MemoryHub.ADMIN, n1, Optional.empty(), Optional.empty()); // the admin needs none
     }
 
+    @Test
+    void onlyTheAdminRotatesTheSigningKeyAndTheRotationIsAudited() {
+        String version = hub.nextVersion();
+        assertEquals("k-2", admission.rotateKeys(MemoryHub.ADMIN));
+        assertEquals(List.of(new AuditEntry(MemoryHub.START, "admin", "auth.keys.rotate", "k-2",
+                AuditEntry.Decision.ALLOW, "signing key k-1 retired (it verifies until its tickets expire); k-2 signs now",
+                Optional.empty(), version)), store.audit().stream().filter(e -> e.action().equals("auth.keys.rotate"))
+                .toList());
+
+        int audited = store.audit().size();
+        assertRefused(ErrorCode.FORBIDDEN, () -> admission.rotateKeys(as("lead")));
+        assertEquals(audited, store.audit().size());
+        assertEquals("k-3", admission.rotateKeys(MemoryHub.ADMIN), "the refusal rotated nothing");
+    }
+
     private Admission admission(boolean requireNodeProof) {
         return new Admission(hub.registry, store, hub.rules, new MemoryTickets(hub.clock), hub.clock, hub.ids, requireNodeProof,
                 TICKET_TTL);

@@ -85,6 +85,11 @@ final class MemoryAdmissions implements AdmissionStore {
     }
 
     @Override
+    public synchronized void audit(AuditEntry entry) {
+        audit.add(entry);
+    }
+
+    @Override
     public synchronized void auditLater(AuditEntry entry) {
         audit.add(entry);
     }

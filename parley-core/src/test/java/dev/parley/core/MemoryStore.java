@@ -10,14 +10,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
- * The store ports the core's send paths write to (events, topics, tasks), held in memory for
- * unit tests: the SQLite store lives in another module. Every write is all or nothing, like a
- * transaction: a refused write leaves no envelope and no audit entry. Only what the core's
- * services under test call is kept; the rest throws.
+ * The store ports the core's services write to (events, deliveries, topics, tasks, task
+ * webhooks), held in memory for unit tests: the SQLite store lives in another module. Every
+ * write is all or nothing, like a transaction: a refused write leaves no envelope and no audit
+ * entry. Delivery marks made with {@link #markDelivered} wait, as the store's batched marks
+ * do, until {@link #commitMarks}. Only what the core's services under test call is kept; the
+ * rest throws.
  */
-final class MemoryStore implements EventStore, TopicStore, TaskStore {
+final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskStore, TaskWebhookStore {
     private final List<AuditEntry> audit = new ArrayList<>();
     private final Map<String, Envelope> envelopes = new LinkedHashMap<>();
     private final Map<String, DeliveryState> states = new HashMap<>();
@@ -26,6 +29,13 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
     private final Map<TopicName, List<Subscription>> subscriptions = new HashMap<>();
     private final Map<String, Task> tasks = new LinkedHashMap<>();
     private final List<NodeId> deleted = new ArrayList<>();
+    private final Map<String, Instant> deliveredAt = new HashMap<>();
+    /** When the ack check of a delivered envelope is due, for a node whose policy asks for one. */
+    private final Map<String, Instant> ackChecks = new HashMap<>();
+    private final List<Runnable> pendingMarks = new ArrayList<>();
+    private final Map<NodeId, DeliveryPolicy> policies = new HashMap<>();
+    private final Map<String, DeadLetter> deadLetters = new LinkedHashMap<>();
+    private final Map<String, TaskWebhook> webhooks = new LinkedHashMap<>();
     /** How many appends (single or fan-out) were committed. */
     private int commits;
 
@@ -65,6 +75,16 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
 
     synchronized List<NodeId> deletedNodes() {
         return List.copyOf(deleted);
+    }
+
+    synchronized Optional<Instant> ackCheck(String envelopeId) {
+        return Optional.ofNullable(ackChecks.get(envelopeId));
+    }
+
+    /** Commits the delivery marks {@link #markDelivered} gathered, as the store's next batch would. */
+    synchronized void commitMarks() {
+        pendingMarks.forEach(Runnable::run);
+        pendingMarks.clear();
     }
 
     // ------------------------------------------------------------------ EventStore
@@ -135,13 +155,13 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
     }
 
     @Override
-    public List<Envelope> inboxAfter(NodeId node, long after, int limit) {
-        throw new UnsupportedOperationException("tests read inbox() directly");
+    public synchronized List<Envelope> inboxAfter(NodeId node, long after, int limit) {
+        return inboxWhere(node, after, limit, e -> true);
     }
 
     @Override
-    public long headSeq(NodeId node) {
-        throw new UnsupportedOperationException("tests read inbox() directly");
+    public synchronized long headSeq(NodeId node) {
+        return heads.getOrDefault(node, 0L);
     }
 
     @Override
@@ -150,23 +170,27 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
     }
 
     @Override
-    public void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
-        throw new UnsupportedOperationException("delivery is the server's");
+    public synchronized void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+        List<Envelope> batch = List.copyOf(delivered);
+        pendingMarks.add(() -> mark(batch, at, redeliverAfter));
     }
 
     @Override
-    public void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
-        throw new UnsupportedOperationException("delivery is the server's");
+    public synchronized void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+        mark(delivered, at, redeliverAfter);
     }
 
     @Override
-    public List<Envelope> undeliveredAfter(NodeId node, long after, int limit) {
-        throw new UnsupportedOperationException("delivery is the server's");
+    public synchronized List<Envelope> undeliveredAfter(NodeId node, long after, int limit) {
+        return inboxWhere(node, after, limit, e -> !deliveredAt.containsKey(e.id()));
     }
 
     @Override
-    public List<Envelope> unackedAfter(NodeId node, long after, int limit) {
-        throw new UnsupportedOperationException("delivery is the server's");
+    public synchronized List<Envelope> unackedAfter(NodeId node, long after, int limit) {
+        return inboxWhere(node, after, limit, e -> switch (states.get(e.id())) {
+            case PROCESSED, FAILED, REPLIED, DEAD_LETTERED -> false;
+            default -> true;
+        });
     }
 
     @Override
@@ -175,8 +199,22 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
     }
 
     @Override
-    public List<AuditRecord> audit(AuditQuery query) {
-        throw new UnsupportedOperationException("tests read audit() directly");
+    public synchronized List<AuditRecord> audit(AuditQuery query) {
+        List<AuditRecord> newestFirst = new ArrayList<>();
+        for (int i = audit.size() - 1; i >= 0; i--) {
+            AuditEntry e = audit.get(i);
+            long id = i + 1;
+            if (query.node().map(n -> n.equals(e.actor()) || n.equals(e.target())).orElse(true)
+                    && query.decision().map(d -> d == e.decision()).orElse(true)
+                    && query.rule().map(r -> e.rule().equals(Optional.of(r))).orElse(true)
+                    && query.action().map(e.action()::equals).orElse(true)
+                    && query.since().map(t -> !e.at().isBefore(t)).orElse(true)
+                    && query.until().map(e.at()::isBefore).orElse(true)
+                    && query.before().map(b -> id < b).orElse(true)) {
+                newestFirst.add(new AuditRecord(id, e));
+            }
+        }
+        return newestFirst.stream().limit(query.limit()).toList();
     }
 
     @Override
@@ -191,6 +229,131 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
 
     @Override
     public void close() {
+    }
+
+    // ------------------------------------------------------------------ DeliveryStore
+
+    @Override
+    public synchronized Map<NodeId, DeliveryPolicy> policies() {
+        return Map.copyOf(policies);
+    }
+
+    @Override
+    public synchronized void putPolicy(NodeId node, DeliveryPolicy policy, AuditEntry entry) {
+        policies.put(node, policy);
+        audit.add(entry);
+    }
+
+    @Override
+    public synchronized void removePolicy(NodeId node, AuditEntry entry) {
+        policies.remove(node);
+        audit.add(entry);
+    }
+
+    @Override
+    public synchronized void deadLetter(String envelopeId, String reason, int attempts, Instant at,
+                                        Optional<Envelope> notice) {
+        move(envelopeId, new DeliveryEvent.DeadLettered(reason));
+        deadLetters.put(envelopeId, new DeadLetter(envelopes.get(envelopeId), reason, attempts, at));
+        notice.ifPresent(this::commit);
+    }
+
+    @Override
+    public synchronized List<DeadLetter> deadLetters(Optional<NodeId> node, int limit) {
+        return deadLetters.values().stream().filter(d -> node.map(d.envelope().to()::equals).orElse(true))
+                .sorted(Comparator.comparing(DeadLetter::at).reversed()).limit(limit).toList();
+    }
+
+    @Override
+    public synchronized Optional<DeadLetter> deadLetter(String envelopeId) {
+        return Optional.ofNullable(deadLetters.get(envelopeId));
+    }
+
+    @Override
+    public synchronized Envelope redrive(String envelopeId, Instant at, AuditEntry entry) {
+        if (!deadLetters.containsKey(envelopeId)) {
+            throw new ParleyException(ErrorCode.DEAD_LETTER_NOT_FOUND, "no dead letter " + envelopeId);
+        }
+        deadLetters.remove(envelopeId);
+        move(envelopeId, new DeliveryEvent.Redriven(entry.actor()));
+        deliveredAt.remove(envelopeId);
+        Envelope again = envelopes.get(envelopeId).withAttempt(1);
+        envelopes.put(envelopeId, again);
+        audit.add(entry);
+        return again;
+    }
+
+    @Override
+    public synchronized void drop(String envelopeId, Instant at, AuditEntry entry) {
+        if (deadLetters.remove(envelopeId) == null) {
+            throw new ParleyException(ErrorCode.DEAD_LETTER_NOT_FOUND, "no dead letter " + envelopeId);
+        }
+        audit.add(entry);
+    }
+
+    @Override
+    public List<Due> due(Instant now, int limit) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
+    public void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
+    public void pushFailed(Envelope envelope, DeliveryEvent.PushFailed event, Instant at, Instant retryAt) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
+    public Optional<Envelope> redeliver(String envelopeId, int attempt, Instant at, String why) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
+    public void deadlineMissed(String envelopeId, long withinMs, Instant at, Envelope notice) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
+    public void forget(String envelopeId, Purpose purpose) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
+    public Optional<Envelope> replyTo(String requestId) {
+        throw new UnsupportedOperationException("reply waiters are the server's");
+    }
+
+    // ------------------------------------------------------------------ TaskWebhookStore
+
+    @Override
+    public synchronized void put(TaskWebhook webhook, AuditEntry entry) {
+        webhooks.put(webhook.taskId() + "/" + webhook.id(), webhook);
+        audit.add(entry);
+    }
+
+    @Override
+    public synchronized boolean remove(String taskId, String id, AuditEntry entry) {
+        boolean existed = webhooks.remove(taskId + "/" + id) != null;
+        audit.add(entry);
+        return existed;
+    }
+
+    @Override
+    public synchronized Optional<TaskWebhook> webhook(String taskId, String id) {
+        return Optional.ofNullable(webhooks.get(taskId + "/" + id));
+    }
+
+    @Override
+    public synchronized List<TaskWebhook> webhooks(String taskId) {
+        return webhooks.values().stream().filter(w -> w.taskId().equals(taskId)).toList();
+    }
+
+    @Override
+    public synchronized List<TaskWebhook> all() {
+        return List.copyOf(webhooks.values());
     }
 
     // ------------------------------------------------------------------ FanoutStore, TopicStore
@@ -279,6 +442,28 @@ final class MemoryStore implements EventStore, TopicStore, TaskStore {
         return envelopes.values().stream()
                 .filter(e -> e.from().equals(draft.from()) && e.messageId().equals(draft.messageId()))
                 .findFirst();
+    }
+
+    private List<Envelope> inboxWhere(NodeId node, long after, int limit, Predicate<Envelope> which) {
+        return envelopes.values().stream().filter(e -> e.to().equals(node) && e.seq() > after).filter(which)
+                .sorted(Comparator.comparingLong(Envelope::seq)).limit(limit).toList();
+    }
+
+    private synchronized void mark(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+        for (Envelope e : delivered) {
+            if (move(e.id(), new DeliveryEvent.Delivered("stream")) instanceof Transition.Moved) {
+                deliveredAt.put(e.id(), at);
+                redeliverAfter.ifPresent(after -> ackChecks.put(e.id(), at.plus(after)));
+            }
+        }
+    }
+
+    private Transition move(String envelopeId, DeliveryEvent event) {
+        Transition transition = states.get(envelopeId).on(event);
+        if (transition instanceof Transition.Moved moved) {
+            states.put(envelopeId, moved.to());
+        }
+        return transition;
     }
 
     private Envelope commit(Envelope draft) {

@@ -3,6 +3,7 @@ package dev.parley.core;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Tickets kept by the issuer instead of signed, for unit tests (the JWT issuer is the
@@ -10,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class MemoryTickets implements TicketIssuer {
     private final Map<String, Ticket> issued = new ConcurrentHashMap<>();
+    private final AtomicInteger keys = new AtomicInteger(1);
     private final InstantSource clock;
 
     MemoryTickets(InstantSource clock) {
@@ -33,5 +35,12 @@ final class MemoryTickets implements TicketIssuer {
             throw new ParleyException(ErrorCode.EXPIRED_TICKET, "the ticket expired");
         }
         return ticket;
+    }
+
+    /** Key ids count up; a retired key's tickets stay valid, as they would until they expire. */
+    @Override
+    public KeyRotation rotate() {
+        int retired = keys.getAndIncrement();
+        return new KeyRotation("k-" + retired, "k-" + (retired + 1));
     }
 }

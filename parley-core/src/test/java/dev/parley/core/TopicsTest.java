@@ -45,8 +45,8 @@ class TopicsTest {
     @Test
     void aNodeSubscribesItselfOnceAndOnlyTheAdminListsSubscribers() {
         String version = hub.nextVersion(); // the subscription is audited under the policy version in force
-        TopicStore.Subscribed first = topics.subscribe(as("a1"), NEWS);
-        TopicStore.Subscribed again = topics.subscribe(as("a1"), NEWS);
+        Subscribed first = topics.subscribe(as("a1"), NEWS);
+        Subscribed again = topics.subscribe(as("a1"), NEWS);
         assertTrue(first.created());
         assertFalse(again.created());
         assertEquals(first.subscription(), again.subscription());

@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import dev.parley.core.EventStore;
+import dev.parley.server.metrics.Metrics;
 
 import java.time.Duration;
 import java.time.InstantSource;

@@ -2,22 +2,68 @@ package dev.parley.server;
 
 import dev.parley.core.AccessPolicy;
 import dev.parley.core.Admission;
+import dev.parley.core.AuditLog;
 import dev.parley.core.Broadcasts;
+import dev.parley.core.DeadLetters;
 import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
+import dev.parley.core.Inboxes;
 import dev.parley.core.Messages;
 import dev.parley.core.NodeId;
 import dev.parley.core.Notices;
 import dev.parley.core.Peers;
+import dev.parley.core.Principal;
 import dev.parley.core.Rate;
 import dev.parley.core.RateLimits;
 import dev.parley.core.Registry;
 import dev.parley.core.Router;
+import dev.parley.core.TaskWebhooks;
 import dev.parley.core.Tasks;
 import dev.parley.core.Tokens;
 import dev.parley.core.Topics;
 import dev.parley.core.UuidV7;
+import dev.parley.server.a2a.A2aAgent;
+import dev.parley.server.a2a.A2aCards;
+import dev.parley.server.a2a.A2aPushes;
+import dev.parley.server.a2a.A2aRoutes;
+import dev.parley.server.a2a.A2aTaskWatch;
+import dev.parley.server.delivery.CommitListeners;
+import dev.parley.server.delivery.Courier;
+import dev.parley.server.delivery.Dispatcher;
+import dev.parley.server.delivery.InboxFeeds;
+import dev.parley.server.delivery.InboxStream;
+import dev.parley.server.delivery.ReplyWaiters;
+import dev.parley.server.delivery.StreamWatchdog;
+import dev.parley.server.http.Connections;
+import dev.parley.server.http.RequestLimiter;
+import dev.parley.server.http.Routes;
+import dev.parley.server.http.TransportErrors;
+import dev.parley.server.keys.JwtTickets;
+import dev.parley.server.keys.KeyFileSealer;
+import dev.parley.server.keys.SigningKeys;
+import dev.parley.server.mcp.LocalHubPort;
+import dev.parley.server.mcp.McpRoutes;
+import dev.parley.server.mcp.McpSessions;
+import dev.parley.server.metrics.Metrics;
+import dev.parley.server.policy.JsonSchemas;
+import dev.parley.server.policy.LivePolicy;
+import dev.parley.server.rest.AdmissionRoutes;
+import dev.parley.server.rest.BroadcastRoutes;
+import dev.parley.server.rest.DeadLetterRoutes;
+import dev.parley.server.rest.DeliveryRoutes;
+import dev.parley.server.rest.GrantRoutes;
+import dev.parley.server.rest.InboxRoutes;
+import dev.parley.server.rest.LimitRoutes;
+import dev.parley.server.rest.MessageRoutes;
+import dev.parley.server.rest.NodeRoutes;
+import dev.parley.server.rest.OpsRoutes;
+import dev.parley.server.rest.PeerRoutes;
+import dev.parley.server.rest.PolicyRoutes;
+import dev.parley.server.rest.SchemaRoutes;
+import dev.parley.server.rest.TaskRoutes;
+import dev.parley.server.rest.TopicRoutes;
+import dev.parley.server.wire.Views;
 import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteStore;
 import io.helidon.common.socket.SocketOptions;
@@ -58,7 +104,7 @@ public final class Hub implements AutoCloseable {
     /** Background services, stopped in this order after the listener and before the store. */
     private final List<AutoCloseable> services;
     private final McpRoutes mcp;
-    private final AdmissionRoutes admission;
+    private final Admission admission;
     private final String adminToken;
     private final boolean adminTokenCreated;
     private final String host;
@@ -66,7 +112,7 @@ public final class Hub implements AutoCloseable {
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
     private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, List<AutoCloseable> services, McpRoutes mcp,
-                AdmissionRoutes admission, String adminToken, boolean adminTokenCreated, String host) {
+                Admission admission, String adminToken, boolean adminTokenCreated, String host) {
         this.server = server;
         this.store = store;
         this.feeds = feeds;
@@ -140,38 +186,43 @@ public final class Hub implements AutoCloseable {
             services.add(dispatcher);
             StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
             services.add(watchdog);
-            InboxStream stream = new InboxStream(store, policies, feeds, watchdog, metrics, clock, config.heartbeat());
+            Inboxes inboxes = new Inboxes(store, policies, registry, clock);
+            InboxStream stream = new InboxStream(inboxes, feeds, watchdog, metrics, config.heartbeat());
             A2aTaskWatch a2aWatch = new A2aTaskWatch();
-            A2aPushes a2aPushes = new A2aPushes(store.taskWebhooks(sealer), policies, livePolicy, ids, clock);
+            A2aPushes a2aPushes = new A2aPushes(new TaskWebhooks(store.taskWebhooks(sealer), policies, livePolicy, clock),
+                    livePolicy, ids, clock);
             store.tapTasks(a2aPushes);
             dispatcher.shapePushes(a2aPushes);
             committed.add(waiters).add(dispatcher).add(a2aWatch);
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
-            Connections connections = new Connections(config.transport(), metrics);
+            HubConfig.Transport transport = config.transport();
+            Connections connections = new Connections(transport.idleTimeout(), transport.headerTimeout(),
+                    transport.bodyTimeout(), transport.maxConnectionsPerAddress(), metrics);
             services.add(connections);
             Routes routes = new Routes(tokens, config.maxBodyBytes(), connections);
             routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
-            new OpsRoutes(store, metrics).register(routes);
+            new OpsRoutes(store::health, new AuditLog(store), metrics).register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
             new MessageRoutes(router, messages, waiters, metrics).register(routes);
-            new InboxRoutes(store, policies, registry, stream, clock).register(routes);
+            new InboxRoutes(inboxes, stream).register(routes);
             new DeliveryRoutes(policies).register(routes);
-            new DeadLetterRoutes(deliveries, feeds, dispatcher, livePolicy, clock).register(routes);
+            new DeadLetterRoutes(new DeadLetters(deliveries, livePolicy, clock, redriven -> {
+                feeds.redeliver(redriven);
+                dispatcher.wake();
+            })).register(routes);
             new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, feeds, metrics).register(routes);
-            AdmissionRoutes admissionRoutes = new AdmissionRoutes(admission, registry, signingKeys, store, livePolicy,
-                    metrics);
-            admissionRoutes.register(routes);
+            new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             new LimitRoutes(rateLimits).register(routes);
             new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
             new SchemaRoutes(schemas).register(routes);
             new PeerRoutes(peers).register(routes);
-            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, store, policies, peers,
-                    metrics, clock), new McpSessions(), McpRoutes.loopback(config.host()), clock);
+            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, inboxes, peers, metrics),
+                    graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
             mcp.register(routes);
             new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
                     config.heartbeat().toMillis()), new A2aCards(java.util.Objects.requireNonNullElse(
@@ -194,7 +245,7 @@ public final class Hub implements AutoCloseable {
                     .routing(routes::install)
                     .build()
                     .start();
-            Hub hub = new Hub(server, store, feeds, services, mcp, admissionRoutes, admin, created[0], config.host());
+            Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host());
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                     + " (" + snapshot.nodes().size() + " nodes)");
             return hub;
@@ -220,7 +271,7 @@ public final class Hub implements AutoCloseable {
      * tickets it signed until they expire. Returns the new key's id.
      */
     public String rotateSigningKey() {
-        return admission.rotate(Instant.now());
+        return admission.rotateKeys(new Principal.Admin());
     }
 
     public int port() {

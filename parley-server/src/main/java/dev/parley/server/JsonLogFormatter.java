@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.server.wire.Json;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -192,6 +192,14 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
     }
 
     @Override
+    public void audit(AuditEntry entry) {
+        writer.submit(tx -> {
+            Ledger.insertAudit(tx.statements(), entry);
+            return null;
+        });
+    }
+
+    @Override
     public void auditLater(AuditEntry entry) {
         try {
             writer.enqueue(tx -> {

@@ -1,6 +1,7 @@
 package dev.parley.store;
 
 import dev.parley.core.AuditEntry;
+import dev.parley.core.DeadLetter;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryPolicy;
 import dev.parley.core.DeliveryState;

@@ -5,6 +5,7 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.JsonText;
 import dev.parley.core.ParleyException;
 import dev.parley.core.SchemaStore;
+import dev.parley.core.StoredSchema;
 
 import java.time.Instant;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Subscribed;
 import dev.parley.core.Subscription;
 import dev.parley.core.TopicName;
 import dev.parley.core.TopicStore;

@@ -10,6 +10,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Route;
 import dev.parley.core.SchemaStore;
+import dev.parley.core.StoredSchema;
 import dev.parley.core.Trace;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -118,17 +119,17 @@ class SqliteAuditAndSchemasTest {
     void schemasAreSetReplacedListedAndRemoved() {
         SqliteSchemas schemas = open().schemas();
         AuditEntry audit = entry(0, "schema.put", AuditEntry.Decision.ALLOW, Optional.empty());
-        schemas.putSchema(new SchemaStore.StoredSchema("order", new JsonText("{\"type\":\"object\"}"), "s-1", T0), audit);
-        schemas.putSchema(new SchemaStore.StoredSchema("note", new JsonText("{}"), "s-2", T0), audit);
-        schemas.putSchema(new SchemaStore.StoredSchema("order", new JsonText("{\"type\":\"array\"}"), "s-3",
+        schemas.putSchema(new StoredSchema("order", new JsonText("{\"type\":\"object\"}"), "s-1", T0), audit);
+        schemas.putSchema(new StoredSchema("note", new JsonText("{}"), "s-2", T0), audit);
+        schemas.putSchema(new StoredSchema("order", new JsonText("{\"type\":\"array\"}"), "s-3",
                 T0.plusSeconds(1)), audit);
-        assertEquals(List.of(new SchemaStore.StoredSchema("note", new JsonText("{}"), "s-2", T0),
-                new SchemaStore.StoredSchema("order", new JsonText("{\"type\":\"array\"}"), "s-3", T0.plusSeconds(1))),
+        assertEquals(List.of(new StoredSchema("note", new JsonText("{}"), "s-2", T0),
+                new StoredSchema("order", new JsonText("{\"type\":\"array\"}"), "s-3", T0.plusSeconds(1))),
                 schemas.schemas());
         schemas.deleteSchema("note", audit);
         ParleyException missing = assertThrows(ParleyException.class, () -> schemas.deleteSchema("note", audit));
         assertEquals(ErrorCode.SCHEMA_NOT_FOUND, missing.code());
-        assertEquals(List.of("order"), schemas.schemas().stream().map(SchemaStore.StoredSchema::kind).toList());
+        assertEquals(List.of("order"), schemas.schemas().stream().map(StoredSchema::kind).toList());
         assertEquals(4, store.audit(all(100)).size(), "three puts and one delete, not the refused delete");
         assertTrue(store.audit(all(100)).stream().allMatch(r -> r.entry().rule().isEmpty()));
     }

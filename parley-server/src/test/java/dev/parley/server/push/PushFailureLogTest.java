@@ -35,7 +35,7 @@ class PushFailureLogTest {
         AtomicBoolean failing = new AtomicBoolean(true);
         try (HubFixture hub = HubFixture.start(dir);
              WebhookReceiver receiver = new WebhookReceiver(n -> failing.get() ? 503 : 204);
-             LogCapture log = LogCapture.of("dev.parley.server.Dispatcher")) {
+             LogCapture log = LogCapture.of("dev.parley.server.delivery.Dispatcher")) {
             String lead = uid("lead");
             String leadToken = hub.createNode(lead, null);
             String worker = uid("hook-log");

@@ -1,0 +1,281 @@
+package dev.parley.server.delivery;
+
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.DeliveryPolicies;
+import dev.parley.core.DeliveryPolicy;
+import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
+import dev.parley.core.Envelope;
+import dev.parley.core.NodeId;
+import dev.parley.core.Notices;
+import dev.parley.core.Notifier;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Webhook;
+import dev.parley.server.metrics.Metrics;
+
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Works off what the hub owes envelopes after they are accepted: webhook pushes with
+ * retries and dead letters, redelivery of envelopes not acked in time, and reply
+ * deadlines. New envelopes for webhook nodes are pushed at once; everything else comes
+ * from the persisted schedule, which a scanner reads a few times a second, so work left
+ * by a crash resumes after the restart. At most {@link #PER_NODE} pushes run per node and
+ * {@link #TOTAL} in all: a slow endpoint holds only its own node's permits.
+ */
+public final class Dispatcher implements Notifier, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
+    private static final int PER_NODE = 8;
+    private static final int TOTAL = 256;
+    private static final long SCAN_MILLIS = 200;
+    private static final Set<DeliveryState> UNACKED = EnumSet.of(DeliveryState.ACCEPTED, DeliveryState.DELIVERED,
+            DeliveryState.RETRY_PENDING, DeliveryState.INCIDENT);
+
+    private final DeliveryStore store;
+    private final DeliveryPolicies policies;
+    private final InboxFeeds feeds;
+    private final Notices notices;
+    private final Courier courier;
+    private final Metrics metrics;
+    private final InstantSource clock;
+    private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+    /**
+     * Push attempts finished in the last {@link #SETTLE_NANOS}, by envelope id. The scanner
+     * reads the schedule from a snapshot that can predate an attempt's own commit; without
+     * this it would repeat an attempt that had just finished.
+     */
+    private final Map<String, Finished> justFinished = new ConcurrentHashMap<>();
+    private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private record Finished(int attempt, long atNanos) {
+    }
+    private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
+    /** Nodes whose webhook failed since it last delivered, with the attempts that failed. */
+    private final Map<NodeId, Integer> failingWebhooks = new ConcurrentHashMap<>();
+    private final Semaphore total = new Semaphore(TOTAL);
+    private final ExecutorService pushes = Executors.newVirtualThreadPerTaskExecutor();
+    private final Semaphore wake = new Semaphore(0);
+    private final Thread scanner;
+    private volatile boolean closed;
+
+    public Dispatcher(DeliveryStore store, DeliveryPolicies policies, InboxFeeds feeds, Notices notices, Courier courier,
+               Metrics metrics, InstantSource clock) {
+        this.store = store;
+        this.policies = policies;
+        this.feeds = feeds;
+        this.notices = notices;
+        this.courier = courier;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.scanner = Thread.ofPlatform().name("parley-dispatcher").daemon(true).start(this::scan);
+    }
+
+    /** A new envelope for a webhook node is pushed right away (writer thread: only hands it off). */
+    @Override
+    public void committed(Envelope envelope) {
+        policies.webhookOf(envelope.to()).ifPresent(webhook -> launch(envelope));
+    }
+
+    /** Lets {@code form} write the pushes of the envelopes it claims (their body and extra headers). */
+    public void shapePushes(PushForm form) {
+        courier.shape(form);
+    }
+
+    /** Asks the scanner to look at the schedule now (after a redrive, say). */
+    public void wake() {
+        wake.release();
+    }
+
+    private void scan() {
+        while (!closed) {
+            try {
+                for (DeliveryStore.Due due : store.due(clock.instant(), 256)) {
+                    handle(due);
+                }
+                long now = System.nanoTime();
+                justFinished.values().removeIf(f -> now - f.atNanos() > SETTLE_NANOS);
+                wake.tryAcquire(SCAN_MILLIS, TimeUnit.MILLISECONDS);
+                wake.drainPermits();
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                if (!closed) {
+                    LOG.log(Level.WARNING, "delivery scan failed; retrying", e);
+                }
+            }
+        }
+    }
+
+    private void handle(DeliveryStore.Due due) {
+        Envelope envelope = due.envelope();
+        Finished finished = justFinished.get(envelope.id());
+        if (inFlight.contains(envelope.id()) || (due.purpose() == DeliveryStore.Purpose.PUSH && finished != null
+                && due.attempt() <= finished.attempt())) {
+            return;
+        }
+        switch (due.purpose()) {
+            case PUSH -> {
+                if (UNACKED.contains(due.state()) && policies.webhookOf(envelope.to()).isPresent()) {
+                    launch(envelope.withAttempt(due.attempt()));
+                } else {
+                    store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
+                }
+            }
+            case REDELIVER -> redeliver(due);
+            case DEADLINE -> {
+                long withinMs = due.dueAt().toEpochMilli() - envelope.createdAt().toEpochMilli();
+                store.deadlineMissed(envelope.id(), withinMs, clock.instant(),
+                        notices.incident(envelope, withinMs, clock.instant()));
+                metrics.incidents.increment();
+            }
+        }
+    }
+
+    /** The envelope was delivered but not acked in time: deliver it again, or give up after the last attempt. */
+    private void redeliver(DeliveryStore.Due due) {
+        Envelope envelope = due.envelope();
+        DeliveryPolicy policy = policies.of(envelope.to());
+        if (!UNACKED.contains(due.state()) || policy.redeliverAfter().isEmpty()) {
+            store.forget(envelope.id(), DeliveryStore.Purpose.REDELIVER);
+            return;
+        }
+        int delivered = due.attempt() - 1;
+        if (policy.retry().exhaustedAfter(delivered)) {
+            deadLetter(envelope, "not acked after " + delivered + " deliveries", delivered);
+            return;
+        }
+        Optional<Envelope> again = store.redeliver(envelope.id(), due.attempt(), clock.instant(),
+                "no ack within " + policy.redeliverAfter().get().toMillis() + " ms");
+        if (again.isEmpty()) {
+            return;
+        }
+        metrics.redeliveries.increment();
+        if (policy.webhook().isPresent()) {
+            launch(again.get());
+        } else {
+            feeds.redeliver(again.get());
+        }
+    }
+
+    private void launch(Envelope envelope) {
+        if (closed || !inFlight.add(envelope.id())) {
+            return;
+        }
+        try {
+            pushes.submit(() -> push(envelope));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            inFlight.remove(envelope.id()); // shutting down: the schedule keeps the push for the next start
+        }
+    }
+
+    private void push(Envelope envelope) {
+        Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
+        try {
+            node.acquire();
+            try {
+                total.acquire();
+                try {
+                    attempt(envelope);
+                } finally {
+                    total.release();
+                }
+            } finally {
+                node.release();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // shutdown: the schedule keeps the push
+        } catch (ParleyException | IllegalStateException e) {
+            LOG.log(Level.WARNING, "push of " + envelope.id() + " could not be recorded; the schedule retries it", e);
+        } finally {
+            justFinished.put(envelope.id(), new Finished(envelope.trace().attempt(), System.nanoTime()));
+            inFlight.remove(envelope.id());
+        }
+    }
+
+    private void attempt(Envelope envelope) throws InterruptedException {
+        DeliveryPolicy policy = policies.of(envelope.to());
+        Optional<Webhook> webhook = policy.webhook();
+        if (webhook.isEmpty()) {
+            store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
+            return;
+        }
+        Instant started = clock.instant();
+        Courier.Outcome outcome = courier.push(webhook.get(), envelope);
+        metrics.pushLatency(started, clock.instant());
+        int attempt = envelope.trace().attempt();
+        switch (outcome) {
+            case Courier.Outcome.Delivered d -> {
+                store.pushed(envelope, clock.instant(), policy.redeliverAfter());
+                metrics.pushes.increment();
+                webhookDelivered(envelope.to());
+            }
+            case Courier.Outcome.Refused refused -> {
+                webhookFailed(envelope, attempt, refused.why());
+                if (policy.retry().exhaustedAfter(attempt)) {
+                    deadLetter(envelope, "webhook failed " + attempt + " attempt(s); last: " + refused.why(), attempt);
+                } else {
+                    long delay = policy.retry().delayAfter(attempt, ThreadLocalRandom.current());
+                    Instant now = clock.instant();
+                    store.pushFailed(envelope, new DeliveryEvent.PushFailed(attempt, refused.why(), delay), now,
+                            now.plusMillis(delay));
+                    metrics.retries.increment();
+                }
+            }
+        }
+    }
+
+    /**
+     * A failing webhook is logged when its run of failures starts and when it ends, not per
+     * envelope: a dead endpoint would otherwise log every attempt of every envelope. Each
+     * attempt is at FINE.
+     */
+    private void webhookFailed(Envelope envelope, int attempt, String why) {
+        LOG.fine(() -> "push of " + envelope.id() + " to " + envelope.to() + " failed (attempt " + attempt + "): "
+                + why);
+        if (failingWebhooks.merge(envelope.to(), 1, Integer::sum) == 1) {
+            LOG.warning("the webhook of " + envelope.to() + " fails: " + why + "; its pushes are retried with backoff");
+        }
+    }
+
+    private void webhookDelivered(NodeId node) {
+        Integer failed = failingWebhooks.remove(node);
+        if (failed != null) {
+            LOG.info("the webhook of " + node + " delivers again, after " + failed + " failed attempt(s)");
+        }
+    }
+
+    private void deadLetter(Envelope envelope, String reason, int attempts) {
+        Instant now = clock.instant();
+        store.deadLetter(envelope.id(), reason, attempts, now, notices.deadLetter(envelope, reason, attempts, now));
+        metrics.deadLetters.increment();
+        LOG.warning("dead-lettered " + envelope.id() + " to " + envelope.to() + ": " + reason);
+    }
+
+    /** Stops scanning and pushing; unfinished work stays in the schedule for the next start. */
+    @Override
+    public void close() {
+        closed = true;
+        scanner.interrupt();
+        pushes.shutdownNow();
+        try {
+            scanner.join(2_000);
+            pushes.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        courier.close();
+    }
+}

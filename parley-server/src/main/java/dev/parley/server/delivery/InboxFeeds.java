@@ -1,0 +1,211 @@
+package dev.parley.server.delivery;
+
+import dev.parley.core.Envelope;
+import dev.parley.core.InboxReader;
+import dev.parley.core.NodeId;
+import dev.parley.core.Notifier;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Live fan-out of committed envelopes to the streams that follow an inbox. Each followed
+ * inbox has a {@link Feed}: a short ring of its most recent envelopes and a signal for
+ * waiting readers. The writer only appends to the ring and never waits for a reader; a
+ * reader that is behind the ring reads from the store instead, so nothing is lost and
+ * memory stays bounded by the ring size per followed inbox.
+ */
+public final class InboxFeeds implements Notifier {
+    private static final int RING = 512;
+
+    private final Map<NodeId, Feed> feeds = new ConcurrentHashMap<>();
+
+    @Override
+    public void committed(Envelope envelope) {
+        Feed feed = feeds.get(envelope.to());
+        if (feed != null) {
+            feed.append(envelope);
+        }
+    }
+
+    /** Follows {@code node}'s inbox; release the feed when the stream ends. */
+    Feed acquire(NodeId node, InboxReader reader) {
+        return feeds.compute(node, (id, feed) -> {
+            Feed live = feed == null ? new Feed(id) : feed;
+            live.followers++;
+            if (reader.takesDelivery()) {
+                live.owners++;
+            }
+            return live;
+        });
+    }
+
+    void release(Feed feed, InboxReader reader) {
+        feeds.computeIfPresent(feed.node, (id, live) -> {
+            if (live != feed) {
+                return live;
+            }
+            if (reader.takesDelivery()) {
+                live.owners--;
+            }
+            return --live.followers == 0 ? null : live;
+        });
+    }
+
+    /**
+     * Hands an envelope that is being redelivered (same id, next attempt) to a live stream
+     * the node itself reads; without one, it waits as undelivered for the node's next stream.
+     */
+    public void redeliver(Envelope envelope) {
+        feeds.computeIfPresent(envelope.to(), (id, feed) -> {
+            if (feed.owners > 0) {
+                feed.redeliver(envelope);
+            }
+            return feed;
+        });
+    }
+
+    /** Ends every stream of a deleted node. */
+    public void close(NodeId node) {
+        Feed feed = feeds.get(node);
+        if (feed != null) {
+            feed.close();
+        }
+    }
+
+    /** Ends every stream (shutdown). */
+    public void closeAll() {
+        feeds.values().forEach(Feed::close);
+    }
+
+    /** One followed inbox. */
+    static final class Feed {
+        private final NodeId node;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition advanced = lock.newCondition();
+        /** The last {@code count} envelopes, seqs {@code first .. first + count - 1}, envelope s in slot s % RING. */
+        private final Envelope[] ring = new Envelope[RING];
+        private long first;
+        private int count;
+        private final ArrayDeque<Envelope> redeliveries = new ArrayDeque<>();
+        /** Guarded by the map's compute: how many streams follow this feed, and how many of them are the node's own. */
+        private int followers;
+        private int owners;
+        private volatile boolean closed;
+        private volatile long head;
+
+        private Feed(NodeId node) {
+            this.node = node;
+        }
+
+        boolean closed() {
+            return closed;
+        }
+
+        private static int slot(long seq) {
+            return (int) (seq % RING);
+        }
+
+        private void append(Envelope envelope) {
+            lock.lock();
+            try {
+                if (count > 0 && first + count != envelope.seq()) {
+                    count = 0; // a gap would make the ring lie; readers fall back to the store
+                }
+                ring[slot(envelope.seq())] = envelope;
+                if (count == 0) {
+                    first = envelope.seq();
+                }
+                if (count == RING) {
+                    first++;
+                } else {
+                    count++;
+                }
+                head = envelope.seq();
+                advanced.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Envelopes after {@code cursor} from the ring, or {@code null} when the ring cannot
+         * prove it holds all of them (the reader must ask the store).
+         */
+        List<Envelope> after(long cursor, int limit) {
+            lock.lock();
+            try {
+                if (count == 0 || first > cursor + 1) {
+                    return null;
+                }
+                long from = Math.max(cursor + 1, first);
+                long to = Math.min(first + count - 1, from + limit - 1);
+                List<Envelope> out = new ArrayList<>((int) Math.max(0, to - from + 1));
+                for (long seq = from; seq <= to; seq++) {
+                    out.add(ring[slot(seq)]);
+                }
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private void redeliver(Envelope envelope) {
+            lock.lock();
+            try {
+                redeliveries.addLast(envelope);
+                advanced.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Envelopes handed over for redelivery since the last call. */
+        List<Envelope> takeRedeliveries() {
+            lock.lock();
+            try {
+                List<Envelope> out = List.copyOf(redeliveries);
+                redeliveries.clear();
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Waits until an envelope after {@code cursor} is committed or (for the owner's
+         * stream) redelivered, the feed closes, or time passes.
+         */
+        boolean awaitAfter(long cursor, long timeoutNanos, InboxReader reader) throws InterruptedException {
+            lock.lock();
+            try {
+                long remaining = timeoutNanos;
+                while (head <= cursor && !redeliveredFor(reader) && !closed && remaining > 0) {
+                    remaining = advanced.awaitNanos(remaining);
+                }
+                return head > cursor || redeliveredFor(reader);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private boolean redeliveredFor(InboxReader reader) {
+            return reader.takesDelivery() && !redeliveries.isEmpty();
+        }
+
+        private void close() {
+            lock.lock();
+            try {
+                closed = true;
+                advanced.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package dev.parley.server.delivery;
+
+import dev.parley.core.Envelope;
+import dev.parley.core.InboxReader;
+import dev.parley.core.Inboxes;
+import dev.parley.core.NodeId;
+import dev.parley.core.Replay;
+import dev.parley.server.metrics.Metrics;
+import dev.parley.server.wire.Json;
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.ServerConnectionException;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Serves one inbox as Server-Sent Events: the ready comment with a short reconnection
+ * time, a replay (after the cursor, or as {@link Replay} says), then live envelopes and
+ * heartbeats until the client leaves, the node is deleted or the hub stops. For the
+ * node's own stream each written batch is marked delivered and redeliveries are sent.
+ */
+public final class InboxStream {
+    private static final Logger LOG = Logger.getLogger(InboxStream.class.getName());
+    private static final int BATCH = 256;
+    /** How long an EventSource waits before it reconnects; its default is a few seconds. */
+    private static final Duration RECONNECT = Duration.ofSeconds(1);
+    private static final byte[] READY = (": parley ready\nretry: " + RECONNECT.toMillis() + "\n\n")
+            .getBytes(StandardCharsets.UTF_8);
+    private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
+
+    private final Inboxes inboxes;
+    private final InboxFeeds feeds;
+    private final StreamWatchdog watchdog;
+    private final Metrics metrics;
+    private final long heartbeatNanos;
+
+    public InboxStream(Inboxes inboxes, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics, Duration heartbeat) {
+        this.inboxes = inboxes;
+        this.feeds = feeds;
+        this.watchdog = watchdog;
+        this.metrics = metrics;
+        this.heartbeatNanos = heartbeat.toNanos();
+    }
+
+    public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, ServerResponse response) {
+        NodeId node = inbox.node();
+        InboxReader reader = inbox.reader();
+        response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        response.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        InboxFeeds.Feed feed = feeds.acquire(node, reader);
+        StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
+        metrics.openStreams.incrementAndGet();
+        long position = cursor.orElse(-1);
+        try (OutputStream out = response.outputStream()) {
+            write(out, watch, READY);
+            position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
+            while (!feed.closed()) {
+                List<Envelope> again = reader.takesDelivery() ? feed.takeRedeliveries() : List.of();
+                if (!again.isEmpty()) {
+                    send(again, inbox, out, watch, false);
+                }
+                List<Envelope> batch = feed.after(position, BATCH);
+                if (batch == null) {
+                    batch = inboxes.after(inbox, position, BATCH);
+                }
+                if (!batch.isEmpty()) {
+                    position = send(batch, inbox, out, watch, true);
+                } else if (!feed.awaitAfter(position, heartbeatNanos, reader) && !feed.closed()) {
+                    write(out, watch, HEARTBEAT);
+                }
+            }
+        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+            if (watch.tripped()) {
+                metrics.slowReadersDisconnected.increment();
+                LOG.log(Level.WARNING, "disconnected a slow reader of " + node + " after seq " + position
+                        + "; it resumes from its cursor");
+            } else {
+                LOG.log(Level.FINE, "stream of " + node + " ended: " + e);
+            }
+        } finally {
+            Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
+            watchdog.unwatch(watch);
+            feeds.release(feed, reader);
+            metrics.openStreams.decrementAndGet();
+        }
+    }
+
+    /**
+     * Sends every envelope {@code replay} selects, in seq order; returns the cursor to
+     * continue live from. Whatever is committed while it runs is either in a later page or
+     * above the head read before the last (empty) page, so it comes live: nothing is missed
+     * and nothing is replayed twice.
+     */
+    private long replay(Inboxes.Inbox inbox, Replay replay, OutputStream out, StreamWatchdog.Watch watch)
+            throws IOException {
+        long last = 0;
+        while (true) {
+            long head = inboxes.head(inbox);
+            List<Envelope> page = inboxes.replay(inbox, replay, last, BATCH);
+            if (page.isEmpty()) {
+                return Math.max(last, head);
+            }
+            last = send(page, inbox, out, watch, true);
+        }
+    }
+
+    /**
+     * Writes one frame per envelope and, for the owner, marks them delivered. A redelivered
+     * envelope is written without {@code id:}, so the client's cursor (its Last-Event-ID)
+     * stays where it was; the envelope's own id and {@code trace.attempt} tell it apart.
+     */
+    private long send(List<Envelope> batch, Inboxes.Inbox inbox, OutputStream out, StreamWatchdog.Watch watch,
+                      boolean advancesCursor) throws IOException {
+        ByteArrayOutputStream frames = new ByteArrayOutputStream(batch.size() * 512);
+        for (Envelope envelope : batch) {
+            frames.writeBytes(((advancesCursor ? "id: " + envelope.seq() + "\n" : "") + "event: " + envelope.kind()
+                    + "\ndata: ").getBytes(StandardCharsets.UTF_8));
+            frames.writeBytes(Json.envelope(envelope));
+            frames.write('\n');
+            frames.write('\n');
+        }
+        write(out, watch, frames.toByteArray());
+        inboxes.delivered(inbox, batch);
+        return batch.getLast().seq();
+    }
+
+    private static void write(OutputStream out, StreamWatchdog.Watch watch, byte[] bytes) throws IOException {
+        watch.write(out, bytes);
+    }
+}

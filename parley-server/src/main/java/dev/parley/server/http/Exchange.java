@@ -1,0 +1,186 @@
+package dev.parley.server.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Principal;
+import dev.parley.core.Tokens;
+import dev.parley.server.wire.Json;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.Supplier;
+
+/**
+ * One HTTP request and its response, with the reading and answering every route shares:
+ * the caller from the bearer token, a size-limited body, typed query parameters, JSON
+ * answers and error bodies.
+ */
+public final class Exchange {
+    private static final String BEARER = "Bearer ";
+
+    private final ServerRequest request;
+    private final ServerResponse response;
+    private final Tokens tokens;
+    private final Supplier<Optional<Principal>> tokenless;
+    private final long maxBodyBytes;
+
+    Exchange(ServerRequest request, ServerResponse response, Tokens tokens, Supplier<Optional<Principal>> tokenless,
+             long maxBodyBytes) {
+        this.request = request;
+        this.response = response;
+        this.tokens = tokens;
+        this.tokenless = tokenless;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    public ServerResponse response() {
+        return response;
+    }
+
+    /** The caller, from the bearer token (or, on a route that allows it, the caller of requests without one). */
+    public Principal caller() {
+        return optionalCaller().orElseThrow(() -> new ParleyException(ErrorCode.UNAUTHORIZED,
+                request.headers().contains(HeaderNames.AUTHORIZATION)
+                        ? "the bearer token is not valid (unknown, rotated or of a deleted node)"
+                        : "missing Authorization: Bearer <token>"));
+    }
+
+    public Optional<Principal> optionalCaller() {
+        Optional<String> authorization = request.headers().first(HeaderNames.AUTHORIZATION);
+        if (authorization.isEmpty()) {
+            return tokenless.get();
+        }
+        return authorization.filter(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()))
+                .flatMap(h -> tokens.authenticate(h.substring(BEARER.length()).strip()));
+    }
+
+    public boolean fromLoopback() {
+        return request.remotePeer().address() instanceof InetSocketAddress address
+                && address.getAddress() != null && address.getAddress().isLoopbackAddress();
+    }
+
+    // --- admission and rate limits ---
+    /** The request path, without the query. */
+    String requestPath() {
+        return request.path().path();
+    }
+
+    /** The client's address as the hub sees it (never a forwarded-for header, which a client could forge). */
+    String clientAddress() {
+        return request.remotePeer().address() instanceof InetSocketAddress address && address.getAddress() != null
+                ? address.getAddress().getHostAddress() : String.valueOf(request.remotePeer().address());
+    }
+
+    public String path(String name) {
+        return request.path().pathParameters().get(name);
+    }
+
+    public NodeId pathNode() {
+        return NodeId.of(path("id"));
+    }
+
+    public Optional<String> query(String name) {
+        return request.query().first(name).asOptional();
+    }
+
+    public Optional<String> header(String name) {
+        return request.headers().first(HeaderNames.create(name));
+    }
+
+    /** An integer query parameter within bounds, or {@code code} naming what is wrong. */
+    public OptionalLong longQuery(String name, long min, long max, ErrorCode code) {
+        Optional<String> raw = query(name);
+        return raw.isEmpty() ? OptionalLong.empty() : OptionalLong.of(parseLong(name, raw.get(), min, max, code));
+    }
+
+    public static long parseLong(String name, String raw, long min, long max, ErrorCode code) {
+        try {
+            long value = Long.parseLong(raw.strip());
+            if (value < min || value > max) {
+                throw new ParleyException(code, name + " must be between " + min + " and " + max);
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw new ParleyException(code, name + " must be an integer");
+        }
+    }
+
+    /** The request body as a JSON object; refuses bodies over the limit before reading them whole. */
+    public Body body() {
+        return Body.parse(rawBody());
+    }
+
+    /** The request body as sent (empty when there is none); refuses bodies over the limit before reading them whole. */
+    public byte[] rawBody() {
+        if (request.headers().contentLength().orElse(0) > maxBodyBytes) {
+            throw tooLarge();
+        }
+        if (!request.content().hasEntity()) {
+            return new byte[0];
+        }
+        try (InputStream in = request.content().inputStream()) {
+            byte[] bytes = in.readNBytes((int) maxBodyBytes + 1);
+            if (bytes.length > maxBodyBytes) {
+                throw tooLarge();
+            }
+            return bytes;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The request itself, for adapters that read more than the JSON routes do. */
+    ServerRequest request() {
+        return request;
+    }
+
+    public void json(int status, Object tree) {
+        send(status, "application/json", Json.bytes(tree));
+    }
+
+    public void noContent() {
+        response.status(Status.NO_CONTENT_204).send();
+    }
+
+    public void text(String contentType, String body) {
+        send(200, contentType, body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    void error(ParleyException e) {
+        ObjectNode body = Json.object();
+        body.put("error", e.code().wire());
+        body.put("message", e.getMessage());
+        e.details().forEach(body::put);
+        // --- rate limits: the wait as a number, and as Retry-After in whole seconds ---
+        String retryAfter = e.details().get("retryAfter");
+        if (retryAfter != null && retryAfter.matches("\\d{1,9}")) {
+            body.put("retryAfter", Long.parseLong(retryAfter));
+            response.header(HeaderNames.RETRY_AFTER, retryAfter);
+        }
+        if (e.code() == ErrorCode.UNAUTHORIZED) {
+            response.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
+        }
+        json(e.code().status(), body);
+    }
+
+    private void send(int status, String contentType, byte[] bytes) {
+        response.status(Status.create(status));
+        response.header(HeaderNames.CONTENT_TYPE, contentType);
+        response.send(bytes);
+    }
+
+    private ParleyException tooLarge() {
+        return new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than the limit of "
+                + maxBodyBytes + " bytes");
+    }
+}

@@ -1,0 +1,266 @@
+package dev.parley.server.metrics;
+
+import dev.parley.core.Appended;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.ParleyException;
+import dev.parley.core.TaskState;
+import dev.parley.store.CommitObserver;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/** The hub's counters and gauges, rendered in the Prometheus text format. */
+public final class Metrics implements CommitObserver {
+    final LongAdder sendsAccepted = new LongAdder();
+    final LongAdder sendsDuplicate = new LongAdder();
+    final LongAdder sendsDenied = new LongAdder();
+    public final LongAdder slowReadersDisconnected = new LongAdder();
+    public final AtomicInteger openStreams = new AtomicInteger();
+
+    // Delivery after acceptance: pushes, retries, redeliveries, dead letters, missed deadlines.
+    public final LongAdder pushes = new LongAdder();
+    public final LongAdder retries = new LongAdder();
+    public final LongAdder redeliveries = new LongAdder();
+    public final LongAdder deadLetters = new LongAdder();
+    public final LongAdder incidents = new LongAdder();
+
+    private final LongAdder committedJobs = new LongAdder();
+    private final Histogram commitLatency = new Histogram("parley_commit_latency_seconds",
+            "Time to run and sync one group commit.");
+    private final Histogram pushLatency = new Histogram("parley_push_latency_seconds",
+            "Time from the start of a webhook POST to its answer.");
+    private volatile LongSupplier backlog = () -> 0;
+
+    public void backlogFrom(LongSupplier source) {
+        this.backlog = source;
+    }
+
+    @Override
+    public void committed(int jobs, long nanos) {
+        committedJobs.add(jobs);
+        commitLatency.observe(nanos);
+    }
+
+    /** Runs a send (or reply) and counts what became of it: accepted, a duplicate, or refused for its target. */
+    public Appended send(Supplier<Appended> send) {
+        Appended appended = refusalsCounted(send);
+        (appended.duplicate() ? sendsDuplicate : sendsAccepted).increment();
+        return appended;
+    }
+
+    /**
+     * Runs whatever sends to a target on a caller's behalf (a message, a task, an A2A message)
+     * and counts it in {@code parley_sends_denied_total} when the access decision denied it or
+     * the target does not exist: one counter for every surface.
+     */
+    public <T> T refusalsCounted(Supplier<T> send) {
+        try {
+            return send.get();
+        } catch (ParleyException e) {
+            if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
+                sendsDenied.increment();
+            }
+            throw e;
+        }
+    }
+
+    public void pushLatency(Instant started, Instant answered) {
+        pushLatency.observe(Duration.between(started, answered).toNanos());
+    }
+
+    public String render() {
+        StringBuilder out = new StringBuilder(4096);
+        counter(out, "parley_sends_accepted_total", "Envelopes accepted (committed) from sends and replies.",
+                sendsAccepted.sum());
+        counter(out, "parley_sends_duplicate_total", "Sends answered from an earlier messageId without a new envelope.",
+                sendsDuplicate.sum());
+        counter(out, "parley_sends_denied_total", "Sends refused by the ACL or for an unknown target (messages,"
+                        + " replies, tasks, A2A and MCP).",
+                sendsDenied.sum());
+        counter(out, "parley_slow_readers_disconnected_total", "Streams cut because a write stayed blocked too long.",
+                slowReadersDisconnected.sum());
+        counter(out, "parley_pushes_total", "Webhook pushes answered 2xx.", pushes.sum());
+        counter(out, "parley_push_retries_total", "Webhook pushes that failed and were rescheduled.", retries.sum());
+        counter(out, "parley_redeliveries_total", "Envelopes delivered again because no ack came in time.",
+                redeliveries.sum());
+        counter(out, "parley_dead_letters_total", "Envelopes moved to the dead-letter queue.", deadLetters.sum());
+        counter(out, "parley_incidents_total", "Requests whose reply deadline passed.", incidents.sum());
+        renderTopicsAndTasks(out);
+        renderAdmission(out); // admission and rate limits
+        renderPolicy(out); // policy rules, payload schemas, audit retention
+        renderConnections(out); // connection timeouts and the per-address cap
+        out.append("# HELP parley_commit_batch_size Jobs per group commit.\n# TYPE parley_commit_batch_size summary\n");
+        out.append("parley_commit_batch_size_sum ").append(committedJobs.sum()).append('\n');
+        out.append("parley_commit_batch_size_count ").append(commitLatency.count()).append('\n');
+        commitLatency.render(out);
+        pushLatency.render(out);
+        gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
+        gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",
+                backlog.getAsLong());
+        return out.toString();
+    }
+
+    private static void counter(StringBuilder out, String name, String help, long value) {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(" counter\n");
+        out.append(name).append(' ').append(value).append('\n');
+    }
+
+    private static void gauge(StringBuilder out, String name, String help, long value) {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(" gauge\n");
+        out.append(name).append(' ').append(value).append('\n');
+    }
+
+    // Topics, broadcasts and tasks: counted by their routes once committed.
+    public final LongAdder topicEvents = new LongAdder();
+    public final LongAdder broadcasts = new LongAdder();
+    /** Pre-filled for every state and never changed after, so concurrent reads need no lock. */
+    private final Map<TaskState, LongAdder> tasksReached = new EnumMap<>(TaskState.class);
+
+    {
+        for (TaskState state : TaskState.values()) {
+            tasksReached.put(state, new LongAdder());
+        }
+    }
+
+    /** A task was created ({@code submitted}) or moved to {@code state}. */
+    public void taskReached(TaskState state) {
+        tasksReached.get(state).increment();
+    }
+
+    private void renderTopicsAndTasks(StringBuilder out) {
+        counter(out, "parley_topic_events_total", "Topic events published (each fanned out in one commit).",
+                topicEvents.sum());
+        counter(out, "parley_broadcasts_total", "Broadcasts sent (each fanned out in one commit).", broadcasts.sum());
+        out.append("# HELP parley_tasks_total Task state changes, by the state reached.\n");
+        out.append("# TYPE parley_tasks_total counter\n");
+        tasksReached.forEach((state, count) -> out.append("parley_tasks_total{state=\"").append(state.wire())
+                .append("\"} ").append(count.sum()).append('\n'));
+    }
+
+    // --- admission by invite and rate limits ---
+    /** Outcomes are error codes of the contract (or {@code issued}/{@code created}): a small, closed set of labels. */
+    private final Map<String, LongAdder> exchanges = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, LongAdder> redeems = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, LongAdder> rateLimited = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** An invite exchange ended with {@code outcome}: {@code issued} or the refusal's code. */
+    public void exchange(String outcome) {
+        exchanges.computeIfAbsent(outcome, o -> new LongAdder()).increment();
+    }
+
+    /** A ticket redeem ended with {@code outcome}: {@code created} or the refusal's code. */
+    public void redeem(String outcome) {
+        redeems.computeIfAbsent(outcome, o -> new LongAdder()).increment();
+    }
+
+    /** A request was refused for its rate; {@code scope} is {@code node} or {@code address}. */
+    public void rateLimited(String scope) {
+        rateLimited.computeIfAbsent(scope, o -> new LongAdder()).increment();
+    }
+
+    private void renderAdmission(StringBuilder out) {
+        labelled(out, "parley_auth_exchanges_total", "Invite exchanges, by outcome (issued or the error code).",
+                "outcome", exchanges);
+        labelled(out, "parley_auth_redeems_total", "Ticket redeems, by outcome (created or the error code).",
+                "outcome", redeems);
+        labelled(out, "parley_rate_limited_total", "Requests refused with 429 rate_limited, by bucket (node or address).",
+                "scope", rateLimited);
+    }
+
+    private static void labelled(StringBuilder out, String name, String help, String label, Map<String, LongAdder> values) {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(" counter\n");
+        new java.util.TreeMap<>(values).forEach((value, count) -> out.append(name).append('{').append(label)
+                .append("=\"").append(value).append("\"} ").append(count.sum()).append('\n'));
+    }
+
+    // --- policy rules, payload schemas and audit retention ---
+    public final LongAdder policyReloads = new LongAdder();
+    public final LongAdder policyReloadFailures = new LongAdder();
+    public final LongAdder schemaViolations = new LongAdder();
+    public final LongAdder auditPruned = new LongAdder();
+    /** Decisions a policy rule took, keyed by effect and rule name (names come from the operator's file). */
+    private final Map<String, Map<String, LongAdder>> ruleDecisions = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, LongAdder> ruleErrors = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile java.util.function.Supplier<String> policyVersion = () -> "";
+
+    public void policyVersionFrom(java.util.function.Supplier<String> source) {
+        this.policyVersion = source;
+    }
+
+    /** Counts a decision of the rules in force: a deny rule that matched, an allow rule that widened. */
+    public void ruleMatched(dev.parley.core.PolicyRules.Effect effect, String rule) {
+        ruleDecisions.computeIfAbsent(effect.wire(), e -> new java.util.concurrent.ConcurrentHashMap<>())
+                .computeIfAbsent(rule, r -> new LongAdder()).increment();
+    }
+
+    /** Counts a rule that could not be evaluated for an input. */
+    public void ruleFailed(String rule) {
+        ruleErrors.computeIfAbsent(rule, r -> new LongAdder()).increment();
+    }
+
+    private void renderPolicy(StringBuilder out) {
+        out.append("# HELP parley_policy_decisions_total Access decisions a policy rule took, by effect and rule.\n");
+        out.append("# TYPE parley_policy_decisions_total counter\n");
+        new java.util.TreeMap<>(ruleDecisions).forEach((effect, rules) -> new java.util.TreeMap<>(rules)
+                .forEach((rule, count) -> out.append("parley_policy_decisions_total{effect=\"").append(effect)
+                        .append("\",rule=\"").append(escape(rule)).append("\"} ").append(count.sum()).append('\n')));
+        out.append("# HELP parley_policy_rule_errors_total Policy rule evaluations that failed, by rule.\n");
+        out.append("# TYPE parley_policy_rule_errors_total counter\n");
+        new java.util.TreeMap<>(ruleErrors).forEach((rule, count) -> out.append("parley_policy_rule_errors_total{rule=\"")
+                .append(escape(rule)).append("\"} ").append(count.sum()).append('\n'));
+        counter(out, "parley_policy_reloads_total", "Policy files loaded after start (the rules in force changed).",
+                policyReloads.sum());
+        counter(out, "parley_policy_reload_failures_total", "Policy files refused (missing, unreadable or not compiling).",
+                policyReloadFailures.sum());
+        out.append("# HELP parley_policy_info The policy version in force.\n# TYPE parley_policy_info gauge\n");
+        out.append("parley_policy_info{version=\"").append(escape(policyVersion.get())).append("\"} 1\n");
+        counter(out, "parley_schema_violations_total", "Envelopes refused because their data broke the schema of their kind.",
+                schemaViolations.sum());
+        counter(out, "parley_audit_pruned_total", "Audit entries deleted by the retention job.", auditPruned.sum());
+    }
+
+    private static String escape(String label) {
+        return label.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
+    // --- connection timeouts and the per-address cap ---
+    public final LongAdder connectionsRefused = new LongAdder();
+    /** Pre-filled for every phase, so each label is there from the start and reads need no lock. */
+    private final Map<ConnectionPhase, LongAdder> connectionTimeouts = new EnumMap<>(ConnectionPhase.class);
+    private volatile java.util.function.IntSupplier openConnections = () -> 0;
+
+    {
+        for (ConnectionPhase phase : ConnectionPhase.values()) {
+            connectionTimeouts.put(phase, new LongAdder());
+        }
+    }
+
+    public void openConnectionsFrom(java.util.function.IntSupplier source) {
+        this.openConnections = source;
+    }
+
+    public void connectionTimedOut(ConnectionPhase phase) {
+        connectionTimeouts.get(phase).increment();
+    }
+
+    private void renderConnections(StringBuilder out) {
+        out.append("# HELP parley_connection_timeouts_total Connections closed for waiting too long on the client, "
+                + "by what was awaited (idle: a request line, header: the headers, body: the body).\n");
+        out.append("# TYPE parley_connection_timeouts_total counter\n");
+        connectionTimeouts.forEach((phase, count) -> out.append("parley_connection_timeouts_total{phase=\"")
+                .append(phase.label()).append("\"} ").append(count.sum()).append('\n'));
+        counter(out, "parley_connections_refused_total",
+                "Connections refused with 429 too_many_connections: their address held the most allowed.",
+                connectionsRefused.sum());
+        gauge(out, "parley_open_connections", "HTTP connections open now.", openConnections.getAsInt());
+    }
+}

@@ -1,0 +1,127 @@
+package dev.parley.server.rest;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.Appended;
+import dev.parley.core.DeliveryEvent;
+import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.Messages;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+import dev.parley.core.Payload;
+import dev.parley.core.Router;
+import dev.parley.core.SendRequest;
+import dev.parley.server.delivery.ReplyWaiters;
+import dev.parley.server.http.Body;
+import dev.parley.server.http.Exchange;
+import dev.parley.server.http.Routes;
+import dev.parley.server.metrics.Metrics;
+import dev.parley.server.wire.Json;
+import dev.parley.server.wire.Views;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.regex.Pattern;
+
+/** {@code /v1/messages}: send, status, ack and reply. */
+public final class MessageRoutes {
+    /** Envelope ids are UUIDs; anything else cannot name a message. */
+    private static final Pattern MESSAGE_ID = Pattern.compile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
+
+    /** The longest a sender may hold its call open for a reply. */
+    private static final long MAX_WAIT_MS = 300_000;
+
+    private final Router router;
+    private final Messages messages;
+    private final ReplyWaiters waiters;
+    private final Metrics metrics;
+
+    public MessageRoutes(Router router, Messages messages, ReplyWaiters waiters, Metrics metrics) {
+        this.router = router;
+        this.messages = messages;
+        this.waiters = waiters;
+        this.metrics = metrics;
+    }
+
+    public void register(Routes routes) {
+        routes.post("/v1/messages", this::send)
+                .get("/v1/messages/{mid}", this::status)
+                .post("/v1/messages/{mid}/ack", this::ack)
+                .post("/v1/messages/{mid}/reply", this::reply);
+    }
+
+    private void send(Exchange ex) throws InterruptedException {
+        var caller = ex.caller();
+        Body body = ex.body();
+        SendRequest request = new SendRequest(NodeId.of(body.requiredString("to")),
+                body.string("kind").orElse(SendRequest.DEFAULT_KIND), payload(body, body.token("corrId")),
+                body.string("from"), body.longValue("replyWithinMs").map(Duration::ofMillis));
+        boolean requiresReply = body.bool("requiresReply").orElse(false);
+        OptionalLong wait = ex.longQuery("wait", 1, MAX_WAIT_MS, ErrorCode.INVALID_REQUEST);
+        if (wait.isPresent() && !requiresReply) {
+            throw Body.invalid("?wait= holds the call for a reply: the send must say \"requiresReply\": true");
+        }
+        Appended appended = metrics.send(() -> router.send(caller, request));
+        if (wait.isEmpty()) {
+            answer(ex, appended);
+            return;
+        }
+        Optional<Envelope> reply = waiters.await(appended.envelope().id(), Duration.ofMillis(wait.getAsLong()));
+        if (reply.isEmpty()) {
+            throw new ParleyException(ErrorCode.REPLY_TIMEOUT, "no reply within " + wait.getAsLong()
+                    + " ms; the request stays accepted", Map.of("id", appended.envelope().id()));
+        }
+        ObjectNode out = Json.object();
+        out.set("request", Views.accepted(appended));
+        out.set("reply", Json.envelopeTree(reply.get()));
+        ex.json(200, out);
+    }
+
+    private void status(Exchange ex) {
+        var caller = ex.caller();
+        ex.json(200, Views.message(messages.status(caller, messageId(ex))));
+    }
+
+    private void ack(Exchange ex) {
+        var caller = ex.caller();
+        String id = messageId(ex);
+        Body body = ex.body();
+        String status = body.requiredString("status");
+        DeliveryEvent event = switch (status) {
+            case "processed" -> new DeliveryEvent.Processed();
+            case "failed" -> new DeliveryEvent.Failed(body.string("reason").orElse(""));
+            default -> throw Body.invalid("status must be processed or failed");
+        };
+        ObjectNode out = Json.object();
+        out.put("id", id);
+        out.put("state", messages.ack(caller, id, event).wire());
+        ex.json(200, out);
+    }
+
+    private void reply(Exchange ex) {
+        var caller = ex.caller();
+        String id = messageId(ex);
+        Body body = ex.body();
+        Payload payload = payload(body, Optional.empty());
+        answer(ex, metrics.send(() -> router.reply(caller, id, payload)));
+    }
+
+    private static Payload payload(Body body, Optional<String> corrId) {
+        return new Payload(body.string("text"), body.rawJson("data"), corrId, body.token("threadId"),
+                body.token("messageId"), body.stringMap("meta"));
+    }
+
+    private static void answer(Exchange ex, Appended appended) {
+        ex.json(appended.duplicate() ? 200 : 202, Views.accepted(appended));
+    }
+
+    private static String messageId(Exchange ex) {
+        String id = ex.path("mid");
+        if (!MESSAGE_ID.matcher(id).matches()) {
+            throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + id + " does not exist");
+        }
+        return id;
+    }
+}

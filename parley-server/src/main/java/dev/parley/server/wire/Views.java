@@ -1,0 +1,219 @@
+package dev.parley.server.wire;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.Appended;
+import dev.parley.core.AuditRecord;
+import dev.parley.core.Grant;
+import dev.parley.core.Inboxes;
+import dev.parley.core.MessageRecord;
+import dev.parley.core.Node;
+import dev.parley.core.NodeId;
+import dev.parley.core.TimelineEntry;
+import dev.parley.core.JsonText;
+import dev.parley.core.Peers;
+import dev.parley.core.Publication;
+import dev.parley.core.Subscription;
+import dev.parley.core.StoredSchema;
+import dev.parley.core.Task;
+import dev.parley.core.TaskEvent;
+import dev.parley.core.TaskFormat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+
+/** Domain values as the JSON bodies of the contract. */
+public final class Views {
+    private Views() {
+    }
+
+    public static ObjectNode node(Node node, List<NodeId> children, List<NodeId> group) {
+        ObjectNode out = Json.object();
+        out.put("id", node.id().value());
+        out.put("kind", node.kind().wire());
+        out.put("parent", node.parent().map(NodeId::value).orElse(null));
+        var childArray = out.putArray("children");
+        children.forEach(c -> childArray.add(c.value()));
+        var groupArray = out.putArray("group");
+        group.forEach(g -> groupArray.add(g.value()));
+        out.put("depth", node.depth());
+        var labels = out.putObject("labels");
+        node.labels().forEach(labels::put);
+        out.put("createdAt", Json.time(node.createdAt()));
+        return out;
+    }
+
+    public static ObjectNode grant(Grant grant) {
+        ObjectNode out = Json.object();
+        out.put("id", grant.id());
+        out.put("from", grant.from().value());
+        out.put("to", grant.to().wire());
+        out.put("expiresAt", grant.expiresAt().map(Json::time).orElse(null));
+        out.put("note", grant.note());
+        out.put("createdAt", Json.time(grant.createdAt()));
+        return out;
+    }
+
+    public static ObjectNode accepted(Appended appended) {
+        ObjectNode out = Json.object();
+        out.put("id", appended.envelope().id());
+        out.put("seq", appended.envelope().seq());
+        out.put("to", appended.envelope().to().value());
+        out.put("status", "accepted");
+        out.put("createdAt", Json.time(appended.envelope().createdAt()));
+        if (appended.duplicate()) {
+            out.put("duplicate", true);
+        }
+        return out;
+    }
+
+    public static ObjectNode message(MessageRecord record) {
+        var e = record.envelope();
+        ObjectNode out = Json.object();
+        out.put("id", e.id());
+        out.put("seq", e.seq());
+        out.put("from", e.from().value());
+        out.put("to", e.to().value());
+        out.put("kind", e.kind());
+        out.put("state", record.state().wire());
+        var timeline = out.putArray("timeline");
+        for (TimelineEntry step : record.timeline()) {
+            ObjectNode entry = timeline.addObject();
+            entry.put("state", step.state().wire());
+            entry.put("at", Json.time(step.at()));
+            entry.put("detail", step.detail());
+        }
+        out.put("corrId", e.corrId().orElse(null));
+        out.put("threadId", e.threadId().orElse(null));
+        out.put("createdAt", Json.time(e.createdAt()));
+        out.set("envelope", Json.envelopeTree(e));
+        return out;
+    }
+
+    public static ObjectNode audit(AuditRecord record) {
+        var a = record.entry();
+        ObjectNode out = Json.object();
+        out.put("at", Json.time(a.at()));
+        out.put("actor", a.actor());
+        out.put("action", a.action());
+        out.put("target", a.target());
+        out.put("decision", a.decision().wire());
+        out.put("reason", a.reason());
+        out.put("envelopeId", a.envelopeId().orElse(null));
+        out.put("policyVersion", a.policyVersion());
+        out.put("rule", a.rule().orElse(null));
+        out.put("id", record.id());
+        return out;
+    }
+
+    // Payload schemas.
+
+    public static ObjectNode schema(StoredSchema schema) {
+        ObjectNode out = Json.object();
+        out.put("kind", schema.kind());
+        out.set("schema", raw(Optional.of(schema.schema())));
+        out.put("version", schema.version());
+        out.put("updatedAt", Json.time(schema.updatedAt()));
+        return out;
+    }
+
+    // Topics, broadcasts and tasks.
+
+    /** Tasks as the data of the envelopes that carry them: the same view {@code GET /v1/tasks/{id}} answers. */
+    public static final TaskFormat TASK_FORMAT = new TaskFormat() {
+        @Override
+        public JsonText assignment(Task task) {
+            ObjectNode out = Json.object();
+            out.put("taskId", task.id());
+            out.put("title", task.title());
+            out.set("input", raw(task.input()));
+            return jsonText(out);
+        }
+
+        @Override
+        public JsonText view(Task task) {
+            return jsonText(task(task));
+        }
+    };
+
+    public static ObjectNode subscription(Subscription subscription) {
+        ObjectNode out = Json.object();
+        out.put("topic", subscription.topic().value());
+        out.put("node", subscription.node().value());
+        out.put("createdAt", Json.time(subscription.createdAt()));
+        return out;
+    }
+
+    public static ObjectNode publication(Publication publication) {
+        ObjectNode out = Json.object();
+        out.put("id", publication.id());
+        out.put("delivered", publication.delivered());
+        return out;
+    }
+
+    public static ObjectNode task(Task task) {
+        ObjectNode out = Json.object();
+        out.put("id", task.id());
+        out.put("state", task.state().wire());
+        out.put("creator", task.creator().value());
+        out.put("assignee", task.assignee().value());
+        out.put("title", task.title());
+        out.set("input", raw(task.input()));
+        out.put("ephemeral", task.ephemeral());
+        out.put("etaSeconds", task.etaSeconds().orElse(null));
+        out.set("progress", raw(task.progress()));
+        out.set("result", raw(task.result()));
+        var artifacts = out.putArray("artifacts");
+        for (TaskEvent.Artifact artifact : task.artifacts()) {
+            artifacts.addObject().put("uri", artifact.uri()).put("mediaType", artifact.mediaType());
+        }
+        out.put("reason", task.reason().orElse(null));
+        out.put("createdAt", Json.time(task.createdAt()));
+        out.put("updatedAt", Json.time(task.updatedAt()));
+        return out;
+    }
+
+    /** A JSON value kept as text, embedded as a tree; absent is null. */
+    /** {@code {"node": me, "items": [{"id","kind","parent","labels","route","grantId","reason"}]}}. */
+    public static ObjectNode peers(Node self, List<Peers.Peer> reachable) {
+        ObjectNode out = Json.object();
+        out.put("node", self.id().value());
+        var items = out.putArray("items");
+        for (Peers.Peer peer : reachable) {
+            ObjectNode item = items.addObject();
+            item.put("id", peer.node().id().value());
+            item.put("kind", peer.node().kind().wire());
+            item.put("parent", peer.node().parent().map(NodeId::value).orElse(null));
+            var labels = item.putObject("labels");
+            peer.node().labels().forEach(labels::put);
+            item.put("route", peer.route().wire());
+            item.put("grantId", peer.grant().map(g -> g.id()).orElse(null));
+            item.put("reason", peer.reason());
+        }
+        return out;
+    }
+
+    /** {@code {"items":[…],"next":seq}}: one page of an inbox. */
+    public static ObjectNode inboxPage(Inboxes.Page page) {
+        ObjectNode out = Json.object();
+        var items = out.putArray("items");
+        page.items().forEach(e -> items.add(Json.envelopeTree(e)));
+        out.put("next", page.next());
+        return out;
+    }
+
+    private static JsonNode raw(Optional<JsonText> value) {
+        try {
+            return value.isPresent() ? Json.MAPPER.readTree(value.get().json()) : NullNode.getInstance();
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("stored JSON text does not parse", e);
+        }
+    }
+
+    private static JsonText jsonText(ObjectNode tree) {
+        return new JsonText(new String(Json.bytes(tree), StandardCharsets.UTF_8));
+    }
+}
