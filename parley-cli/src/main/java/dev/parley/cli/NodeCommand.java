@@ -73,9 +73,19 @@ final class NodeCommand extends CommandGroup {
         protected void execute(HubClient client) throws InterruptedException {
             JsonNode answer = client.get("/v1/nodes");
             emit(answer, () -> {
-                Table table = new Table("ID", "KIND", "PARENT", "DEPTH", "LABELS");
-                answer.path("items").forEach(node -> table.row(field(node, "id"), field(node, "kind"),
-                        field(node, "parent"), field(node, "depth"), field(node, "labels")));
+                // A gateway of a federation names each node's owner; a single-host hub's table is unchanged.
+                boolean federated = answer.path("items").valueStream().anyMatch(node -> node.has("gateway"));
+                Table table = federated ? new Table("ID", "KIND", "PARENT", "DEPTH", "LABELS", "GATEWAY")
+                        : new Table("ID", "KIND", "PARENT", "DEPTH", "LABELS");
+                answer.path("items").forEach(node -> {
+                    if (federated) {
+                        table.row(field(node, "id"), field(node, "kind"), field(node, "parent"), field(node, "depth"),
+                                field(node, "labels"), field(node, "gateway"));
+                    } else {
+                        table.row(field(node, "id"), field(node, "kind"), field(node, "parent"), field(node, "depth"),
+                                field(node, "labels"));
+                    }
+                });
                 table.print(out());
             });
         }

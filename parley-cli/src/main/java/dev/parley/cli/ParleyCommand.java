@@ -1,6 +1,5 @@
 package dev.parley.cli;
 
-import dev.parley.cli.bench.BenchCommand;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.ScopeType;
@@ -16,6 +15,7 @@ import picocli.CommandLine.ScopeType;
         subcommands = {
                 ServeCommand.class,
                 NodeCommand.class,
+                GatewayCommand.class,
                 TokenCommand.class,
                 GrantCommand.class,
                 SendCommand.class,
@@ -37,7 +37,7 @@ import picocli.CommandLine.ScopeType;
                 LimitsCommand.class,
                 KeysCommand.class,
                 VersionCommand.class,
-                BenchCommand.class,
+                CliBenchCommand.class,
                 McpCommand.class,
                 HelpCommand.class,
         },

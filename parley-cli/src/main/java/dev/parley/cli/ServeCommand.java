@@ -1,6 +1,8 @@
 package dev.parley.cli;
 
 import dev.parley.server.Hub;
+import dev.parley.core.OwnerAckPolicy;
+import dev.parley.nats.GatewayConfig;
 import dev.parley.server.HubConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -105,6 +107,32 @@ final class ServeCommand implements Callable<Integer> {
                     + "too_many_connections. Raise it when many clients share one address, e.g. behind a proxy "
                     + "(default: 512).")
     Integer maxConnectionsPerAddress;
+
+    @Option(names = "--gateway", paramLabel = "ID",
+            description = "Run as gateway ID of a federation over NATS JetStream (needs --nats). Without it the hub is "
+                    + "a single-host hub.")
+    String gateway;
+
+    @Option(names = "--nats", paramLabel = "URL", description = "The NATS server (with JetStream) the gateway joins, "
+            + "e.g. nats://127.0.0.1:4222; for a NATS cluster, its servers separated by commas.")
+    String nats;
+
+    @Option(names = "--nats-replicas", paramLabel = "N", description = "Replicas of the gateway's outbox stream and of "
+            + "the state room buckets: 1 on one nats-server, 3 on a cluster of three (default: 1).")
+    Integer natsReplicas;
+
+    @Option(names = "--owner-ack-window", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long a gateway waits for the gateway owning a target to confirm an envelope before "
+                    + "publishing it again; each further wait is twice as long (default: 30s).")
+    Duration ownerAckWindow;
+
+    @Option(names = "--owner-ack-publications", paramLabel = "N", description = "Publications of an envelope its "
+            + "owner never confirms before it is dead-lettered with a notice to its sender (default: 5).")
+    Integer ownerAckPublications;
+
+    @Option(names = "--nats-creds", paramLabel = "FILE", description = "The gateway's NATS credentials (user JWT and "
+            + "nkey seed). Without it the gateway runs in development mode: its outbox is not protected.")
+    Path natsCreds;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -222,7 +250,28 @@ final class ServeCommand implements Callable<Integer> {
         config = config.withNodeRate(rate != null ? rate : config.gate().nodeRate(),
                 burst != null ? burst : config.gate().nodeBurst());
         config = config.withTransport(transport(config.transport()));
+        config = config.withGateway(gateway());
         return auditRetention != null ? config.withAuditRetention(auditRetention) : config;
+    }
+
+    private Optional<GatewayConfig> gateway() {
+        if (gateway == null && nats == null && natsCreds == null && natsReplicas == null && ownerAckWindow == null
+                && ownerAckPublications == null) {
+            return Optional.empty();
+        }
+        if (gateway == null || nats == null) {
+            throw new ParameterException(spec.commandLine(), "--gateway and --nats go together (and --nats-creds, "
+                    + "--nats-replicas, --owner-ack-window, --owner-ack-publications with them)");
+        }
+        try {
+            OwnerAckPolicy ownerAck = new OwnerAckPolicy(Objects.requireNonNullElse(ownerAckWindow,
+                    OwnerAckPolicy.DEFAULT.window()), Objects.requireNonNullElse(ownerAckPublications,
+                    OwnerAckPolicy.DEFAULT.publications()));
+            return Optional.of(new GatewayConfig(gateway, nats, Optional.ofNullable(natsCreds),
+                    natsReplicas == null ? 1 : natsReplicas, ownerAck));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 
     private HubConfig.Transport transport(HubConfig.Transport defaults) {

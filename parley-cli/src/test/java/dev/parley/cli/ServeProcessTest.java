@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.parley.core.OwnerAckPolicy;
+import dev.parley.nats.GatewayConfig;
 import dev.parley.server.HubConfig;
 import java.io.BufferedReader;
 import java.io.File;
@@ -22,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -86,16 +89,35 @@ class ServeProcessTest {
 
     @Test
     void badLogLevelsAndConnectionLimitsAreUsageErrors() {
-        for (String[] args : List.of(new String[] {"--log-level", "LOUD"}, new String[] {"--log-level", "a b=FINE"},
+        assertUsageErrors(List.of(new String[] {"--log-level", "LOUD"}, new String[] {"--log-level", "a b=FINE"},
                 new String[] {"--header-timeout", "0s"}, new String[] {"--body-timeout", "5ms"},
-                new String[] {"--max-connections-per-address", "0"})) {
-            CliRun run = new CliRun();
-            List<String> all = new ArrayList<>(List.of("serve", "--port", "0", "--data", tmp.resolve("unused").toString()));
-            all.addAll(List.of(args));
-            run.execute(all.toArray(String[]::new));
-            assertEquals(ExitStatus.USAGE, run.exit, run::describe);
-            assertFalse(Files.exists(tmp.resolve("unused")), "a refused serve must not touch the data directory");
-        }
+                new String[] {"--max-connections-per-address", "0"}));
+    }
+
+    @Test
+    void gatewayOptionsGoTogetherAndNameAValidGateway() {
+        assertUsageErrors(List.of(new String[] {"--gateway", "a"}, new String[] {"--nats", "nats://127.0.0.1:1"},
+                new String[] {"--gateway", "a.b", "--nats", "nats://127.0.0.1:1"},
+                new String[] {"--nats-creds", "x.creds"}, new String[] {"--nats-replicas", "3"},
+                new String[] {"--gateway", "a", "--nats", "nats://127.0.0.1:1", "--nats-replicas", "7"},
+                new String[] {"--owner-ack-window", "5s"},
+                new String[] {"--gateway", "a", "--nats", "nats://127.0.0.1:1", "--owner-ack-publications", "0"},
+                new String[] {"--gateway", "a", "--nats", "nats://127.0.0.1:1", "--owner-ack-window", "0s"}));
+        CommandLine cli = new CommandLine(new ServeCommand());
+        cli.parseArgs("--data", tmp.toString(), "--gateway", "gw-1", "--nats", "nats://127.0.0.1:4333", "--nats-creds",
+                "gw-1.creds");
+        assertEquals(Optional.of(new GatewayConfig("gw-1", "nats://127.0.0.1:4333", Optional.of(Path.of("gw-1.creds")))),
+                ((ServeCommand) cli.getCommand()).config().gateway());
+        CommandLine cluster = new CommandLine(new ServeCommand());
+        cluster.parseArgs("--data", tmp.toString(), "--gateway", "gw-1", "--nats",
+                "nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222", "--nats-replicas", "3",
+                "--owner-ack-window", "2m", "--owner-ack-publications", "8");
+        assertEquals(Optional.of(new GatewayConfig("gw-1", "nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222",
+                Optional.empty(), 3, new OwnerAckPolicy(Duration.ofMinutes(2), 8))),
+                ((ServeCommand) cluster.getCommand()).config().gateway());
+        CommandLine single = new CommandLine(new ServeCommand());
+        single.parseArgs("--data", tmp.toString());
+        assertEquals(Optional.empty(), ((ServeCommand) single.getCommand()).config().gateway(), "single-host by default");
     }
 
     @Test
@@ -144,6 +166,18 @@ class ServeProcessTest {
             return "\n--- hub stderr ---\n" + Files.readString(tmp.resolve("stderr.log"), StandardCharsets.UTF_8);
         } catch (IOException e) {
             return "(no hub stderr: " + e + ")";
+        }
+    }
+
+    /** Each set of serve options is refused as a usage error before the data directory is touched. */
+    private void assertUsageErrors(List<String[]> optionSets) {
+        for (String[] args : optionSets) {
+            CliRun run = new CliRun();
+            List<String> all = new ArrayList<>(List.of("serve", "--port", "0", "--data", tmp.resolve("unused").toString()));
+            all.addAll(List.of(args));
+            run.execute(all.toArray(String[]::new));
+            assertEquals(ExitStatus.USAGE, run.exit, run::describe);
+            assertFalse(Files.exists(tmp.resolve("unused")), "a refused serve must not touch the data directory");
         }
     }
 }

@@ -12,6 +12,10 @@ import java.util.stream.Stream;
  * children), and never itself. Policy rules that deny apply to each recipient as to any
  * send (the admin broadcasts as the sender {@code parley} of kind {@code hub}); rules that
  * allow cannot widen a broadcast beyond its group.
+ *
+ * <p>On a gateway of a federation, a node's broadcast reaches its groups' members on every
+ * gateway (each receiving gateway checks the group again); the admin is its own gateway's,
+ * so an admin broadcast reaches only this gateway's nodes.
  */
 public final class Broadcasts {
     /** The kind of the envelopes a broadcast produces. */
@@ -40,7 +44,8 @@ public final class Broadcasts {
             case Principal.Admin a -> {
                 Stream<NodeId> reach = filter.group()
                         .map(g -> graph.groupLedBy(graph.node(g).orElseThrow(() -> Registry.notFound(g)).id()).stream())
-                        .orElseGet(() -> graph.nodes().stream().map(Node::id));
+                        .orElseGet(() -> graph.nodes().stream().map(Node::id))
+                        .filter(id -> graph.owner(id).isEmpty());
                 yield send(actor, NodeId.HUB, RuleInput.Party.hub(), reach, filter, "admin broadcast", payload);
             }
             case Principal.Caller c -> {

@@ -20,7 +20,13 @@ public interface DeliveryStore {
         /** A check that a delivered envelope was acked in time. */
         REDELIVER,
         /** A check that a request was replied to or processed in time. */
-        DEADLINE
+        DEADLINE,
+        /**
+         * A check that the gateway owning the target of a cross-gateway envelope confirmed it
+         * in time ({@link OwnerAckPolicy}); set when the outbox stream acknowledges the
+         * publication, cleared when the owner's {@code accepted} step is folded in.
+         */
+        OWNER_ACK
     }
 
     /** One piece of scheduled work that has come due. */

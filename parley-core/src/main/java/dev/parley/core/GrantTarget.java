@@ -20,7 +20,7 @@ public sealed interface GrantTarget {
         }
     }
 
-    static GrantTarget parse(String wire) {
+    public static GrantTarget parse(String wire) {
         return wire.startsWith(TOPIC_PREFIX)
                 ? new Topic(TopicName.of(wire.substring(TOPIC_PREFIX.length())))
                 : new Node(NodeId.of(wire));

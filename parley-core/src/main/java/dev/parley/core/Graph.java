@@ -20,6 +20,8 @@ public final class Graph {
     private final Map<NodeId, Set<NodeId>> children = new ConcurrentHashMap<>();
     private final Set<NodeId> retired = ConcurrentHashMap.newKeySet();
     private final Map<String, Grant> grants = new ConcurrentHashMap<>();
+    /** In federation, the gateway owning each node another gateway keeps; nodes this hub owns are absent. */
+    private final Map<NodeId, String> owners = new ConcurrentHashMap<>();
 
     public Optional<Node> node(NodeId id) {
         return Optional.ofNullable(nodes.get(id));
@@ -48,6 +50,20 @@ public final class Graph {
     /** The group a node belongs to as a member: its parent's group, or its own if it is a root. */
     public List<NodeId> groupOf(Node node) {
         return groupLedBy(node.parent().orElse(node.id()));
+    }
+
+    /**
+     * The gateway that owns {@code id} when it is not this hub (federation): the one that keeps
+     * its inbox. Empty for a node of this hub, and always on a single-host hub.
+     */
+    public Optional<String> owner(NodeId id) {
+        return Optional.ofNullable(owners.get(id));
+    }
+
+    /** A node another gateway owns, mirrored from the state room. */
+    public void putRemote(Node node, String gateway) {
+        owners.put(node.id(), gateway);
+        put(node);
     }
 
     public void put(Node node) {

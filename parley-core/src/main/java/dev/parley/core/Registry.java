@@ -1,5 +1,6 @@
 package dev.parley.core;
 
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
@@ -18,9 +19,16 @@ public final class Registry {
     private final InstantSource clock;
     private final IdGenerator ids;
     private final int maxDepth;
+    private final Federation federation;
 
     public Registry(Graph graph, Tokens tokens, EventStore store, PolicyRules rules, InstantSource clock, IdGenerator ids,
                     int maxDepth) {
+        this(graph, tokens, store, rules, clock, ids, maxDepth, Federation.NONE);
+    }
+
+    /** A registry whose nodes and grants are shared with the other gateways of {@code federation}. */
+    public Registry(Graph graph, Tokens tokens, EventStore store, PolicyRules rules, InstantSource clock, IdGenerator ids,
+                    int maxDepth, Federation federation) {
         if (maxDepth < 0) {
             throw new IllegalArgumentException("maxDepth must be >= 0");
         }
@@ -31,6 +39,7 @@ public final class Registry {
         this.clock = clock;
         this.ids = ids;
         this.maxDepth = maxDepth;
+        this.federation = federation;
     }
 
     public CreatedNode create(Principal caller, NewNode request) {
@@ -52,6 +61,7 @@ public final class Registry {
         Node node = plan(caller, request);
         String token = Tokens.mint(NODE_TOKEN_PREFIX);
         String hash = Tokens.hash(token);
+        federation.claim(node);
         commit.commit(node, hash, allow(caller, "node.create", node.id().value(), "created"));
         graph.put(node);
         tokens.bind(node.id(), hash);
@@ -118,16 +128,24 @@ public final class Registry {
         return graph.nodes().stream().filter(n -> visible(caller, n)).toList();
     }
 
+    /**
+     * Deletes a node of this hub; on a gateway the deletion is first marked in the state room,
+     * and every other gateway retires its mirror. A node another gateway owns is deleted there.
+     */
     public void delete(Principal caller, NodeId id) {
         requireAdmin(caller, "delete nodes");
-        graph.node(id).orElseThrow(() -> notFound(id));
-        store.deleteNode(id, clock.instant(), allow(caller, "node.delete", id.value(), "deleted"));
+        Node node = graph.node(id).orElseThrow(() -> notFound(id));
+        requireOwnNode(id, "delete it there");
+        Instant now = clock.instant();
+        federation.retire(node, now); // the state room first: out of reach, the answer is 503 and the node stays
+        store.deleteNode(id, now, allow(caller, "node.delete", id.value(), "deleted"));
         tokens.revoke(id);
         graph.retire(id);
     }
 
     public String rotateToken(Principal caller, NodeId id) {
         graph.node(id).orElseThrow(() -> notFound(id));
+        requireOwnNode(id, "its token is rotated there");
         if (caller instanceof Principal.Caller c && !c.id().equals(id)) {
             throw new ParleyException(ErrorCode.FORBIDDEN, "a node may only rotate its own token");
         }
@@ -152,7 +170,19 @@ public final class Registry {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "expiresAt must be in the future");
         }
         Grant grant = new Grant(ids.next(), request.from(), request.to(), request.expiresAt(), request.note(), now);
-        store.createGrant(grant, allow(caller, "grant.create", grant.from() + "->" + grant.to().wire(), "grant " + grant.id()));
+        // The state room first: out of reach, the answer is 503 and nothing is granted anywhere.
+        federation.share(grant);
+        try {
+            store.createGrant(grant, allow(caller, "grant.create", grant.from() + "->" + grant.to().wire(),
+                    "grant " + grant.id()));
+        } catch (RuntimeException e) {
+            try {
+                federation.withdraw(grant.id());
+            } catch (RuntimeException also) {
+                e.addSuppressed(also);
+            }
+            throw e;
+        }
         graph.putGrant(grant);
         return grant;
     }
@@ -168,6 +198,8 @@ public final class Registry {
         requireAdmin(caller, "delete grants");
         Grant grant = graph.grant(grantId).orElseThrow(() -> new ParleyException(ErrorCode.GRANT_NOT_FOUND,
                 "grant " + grantId + " does not exist"));
+        // The state room first: out of reach, the answer is 503 and the grant stands everywhere.
+        federation.withdraw(grantId);
         store.deleteGrant(grantId, allow(caller, "grant.delete", grant.from() + "->" + grant.to().wire(), "grant " + grantId));
         graph.removeGrant(grantId);
     }
@@ -178,6 +210,11 @@ public final class Registry {
 
     public List<NodeId> group(Node node) {
         return graph.groupOf(node);
+    }
+
+    /** The gateway that owns {@code id} (keeps its inbox); empty on a single-host hub. */
+    public Optional<String> gateway(NodeId id) {
+        return graph.owner(id).or(federation::gateway);
     }
 
     /** Whether {@code id} names a node that exists now. */
@@ -203,6 +240,15 @@ public final class Registry {
     private AuditEntry allow(Principal caller, String action, String target, String reason) {
         return new AuditEntry(clock.instant(), caller.name(), action, target, AuditEntry.Decision.ALLOW, reason,
                 Optional.empty(), rules.version());
+    }
+
+    /** A node another gateway owns is that gateway's to delete or give a token. */
+    private void requireOwnNode(NodeId id, String whatThen) {
+        Optional<String> owner = graph.owner(id);
+        if (owner.isPresent()) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "node " + id + " belongs to gateway " + owner.get() + ": "
+                    + whatThen);
+        }
     }
 
     static void requireAdmin(Principal caller, String what) {

@@ -13,9 +13,21 @@ public final class Router {
     private final PostOffice office;
     private final EventStore store;
     private final InstantSource clock;
+    private final Federation federation;
 
     public Router(Graph graph, AccessPolicy policy, PayloadSchemas schemas, EventStore store, InstantSource clock,
                   IdGenerator ids) {
+        this(graph, policy, schemas, store, clock, ids, Federation.NONE);
+    }
+
+    /**
+     * A router whose sends to nodes of other gateways are committed here with their mark to
+     * publish (the store does that for every envelope whose target another gateway owns);
+     * their answer says whether the relay is spooling.
+     */
+    public Router(Graph graph, AccessPolicy policy, PayloadSchemas schemas, EventStore store, InstantSource clock,
+                  IdGenerator ids, Federation federation) {
+        this.federation = federation;
         this.graph = graph;
         this.office = new PostOffice(graph, policy, schemas, ids);
         this.store = store;
@@ -31,7 +43,7 @@ public final class Router {
         Actor actor = Actor.of(caller, "send", clock.instant());
         return office.send(actor, sender, request.to(), Draft.direct(sender.id(), request.kind(), request.payload()),
                 Optional.empty(), store, (envelope, audit) -> store.append(envelope, audit, Optional.empty(),
-                        request.replyWithin().map(actor.at()::plus)));
+                        request.replyWithin().map(actor.at()::plus))).spooled(federation.spooling());
     }
 
     /**
@@ -52,6 +64,7 @@ public final class Router {
         Payload threaded = new Payload(payload.text(), payload.data(), Optional.of(originalId),
                 payload.threadId().or(() -> original.envelope().threadId()), payload.messageId(), payload.meta());
         return office.answer(actor, to, Draft.by(Route.REPLY, replier.id(), "reply", threaded), "reply to " + originalId,
-                (envelope, audit) -> store.append(envelope, audit, Optional.of(originalId), Optional.empty()));
+                (envelope, audit) -> store.append(envelope, audit, Optional.of(originalId), Optional.empty()))
+                .spooled(federation.spooling());
     }
 }

@@ -20,30 +20,65 @@ public final class Topics {
     private final PostOffice office;
     private final TopicStore store;
     private final InstantSource clock;
+    private final Federation federation;
 
     public Topics(Graph graph, AccessPolicy policy, PayloadSchemas schemas, TopicStore store, InstantSource clock,
                   IdGenerator ids) {
+        this(graph, policy, schemas, store, clock, ids, Federation.NONE);
+    }
+
+    /** On a gateway: subscriptions are shared in the state room, so that publishers on any gateway reach them. */
+    public Topics(Graph graph, AccessPolicy policy, PayloadSchemas schemas, TopicStore store, InstantSource clock,
+                  IdGenerator ids, Federation federation) {
         this.graph = graph;
+        this.federation = federation;
         this.policy = policy;
         this.office = new PostOffice(graph, policy, schemas, ids);
         this.store = store;
         this.clock = clock;
     }
 
-    /** Subscribes the caller itself; subscribing again returns the first subscription. */
+    /**
+     * Subscribes the caller itself; subscribing again returns the first subscription. On a
+     * gateway the subscription is shared first: should the local commit then fail, what other
+     * gateways publish for it is refused by this gateway's own check, never delivered.
+     */
     public Subscribed subscribe(Principal caller, TopicName topic) {
         Node node = caller.actingNode(graph, "subscribe to topics");
         Instant now = clock.instant();
-        return store.subscribe(new Subscription(topic, node.id(), now),
+        Subscription wanted = new Subscription(topic, node.id(), now);
+        federation.subscribed(wanted);
+        return store.subscribe(wanted,
                 Actor.of(caller, "topic.subscribe", now).allow(topicTarget(topic), "subscribed", Optional.empty(),
                         policy.version(), Optional.empty()));
     }
 
+    /**
+     * Unsubscribes the caller itself. On a gateway the state room is told first (deleting is
+     * idempotent there), so that a retry after a 503 still reaches it; events already on their
+     * way meanwhile are delivered, as they would be to a local subscriber.
+     */
     public void unsubscribe(Principal caller, TopicName topic) {
         Node node = caller.actingNode(graph, "unsubscribe from topics");
+        federation.unsubscribed(topic, node.id());
         store.unsubscribe(topic, node.id(),
                 Actor.of(caller, "topic.unsubscribe", clock.instant()).allow(topicTarget(topic), "unsubscribed",
                         Optional.empty(), policy.version(), Optional.empty()));
+    }
+
+    /**
+     * How a topic event reaches a subscriber: the built-in ACL, or else an active grant to the
+     * topic (policy rules apply around it as around any send). The receiving gateway of a
+     * federation re-checks an event from another gateway the same way.
+     */
+    static AclDecision reach(AccessPolicy.Check check, Node publisher, Node subscriber, TopicName topic,
+                             Optional<Grant> topicGrant) {
+        return switch (check.acl(publisher, subscriber)) {
+            case AclDecision.Allowed allowed -> allowed;
+            case AclDecision.Denied denied -> topicGrant.<AclDecision>map(g -> check.allowed(Route.GRANT, g.id()))
+                    .orElseGet(() -> new AclDecision.Denied(denied.reason() + ", and no active grant to "
+                            + topicTarget(topic), denied.rule(), denied.policyVersion()));
+        };
     }
 
     /** The subscribers of a topic, for the admin. */
@@ -62,18 +97,12 @@ public final class Topics {
     public Publication publish(Principal caller, TopicName topic, Payload payload) {
         Node publisher = caller.actingNode(graph, "publish topic events");
         Actor actor = Actor.of(caller, "topic.publish", clock.instant());
-        Optional<Grant> topicGrant = graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic), actor.at());
         List<Node> subscribers = store.subscribers(topic).stream()
                 .flatMap(s -> graph.node(s.node()).stream())
                 .filter(n -> !n.id().equals(publisher.id()))
                 .toList();
-        // A grant to the topic stands in for the ACL.
-        PostOffice.Reach reach = (check, subscriber) -> switch (check.acl(publisher, subscriber)) {
-            case AclDecision.Allowed allowed -> allowed;
-            case AclDecision.Denied denied -> topicGrant.<AclDecision>map(g -> check.allowed(Route.GRANT, g.id()))
-                    .orElseGet(() -> new AclDecision.Denied(denied.reason() + ", and no active grant to "
-                            + topicTarget(topic), denied.rule(), denied.policyVersion()));
-        };
+        Optional<Grant> topicGrant = graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic), actor.at());
+        PostOffice.Reach reach = (check, subscriber) -> reach(check, publisher, subscriber, topic, topicGrant);
         Draft draft = new Draft(publisher.id(), EVENT_KIND, Optional.of(Route.TOPIC), Optional.of(topic.value()), payload);
         return office.publish(actor, topicTarget(topic), RuleInput.Party.of(publisher, graph), subscribers, draft, reach,
                 Optional.empty(), store);

@@ -1,6 +1,8 @@
 package dev.parley.server;
 
 import dev.parley.core.AccessPolicy;
+import dev.parley.core.Arrivals;
+import dev.parley.core.Federation;
 import dev.parley.core.Admission;
 import dev.parley.core.AuditLog;
 import dev.parley.core.Broadcasts;
@@ -12,11 +14,13 @@ import dev.parley.core.Inboxes;
 import dev.parley.core.Messages;
 import dev.parley.core.NodeId;
 import dev.parley.core.Notices;
+import dev.parley.core.OwnerAckPolicy;
 import dev.parley.core.Peers;
 import dev.parley.core.Principal;
 import dev.parley.core.Rate;
 import dev.parley.core.RateLimits;
 import dev.parley.core.Registry;
+import dev.parley.core.StateReplica;
 import dev.parley.core.Router;
 import dev.parley.core.TaskWebhooks;
 import dev.parley.core.Tasks;
@@ -64,7 +68,10 @@ import dev.parley.server.rest.SchemaRoutes;
 import dev.parley.server.rest.TaskRoutes;
 import dev.parley.server.rest.TopicRoutes;
 import dev.parley.server.wire.Views;
+import dev.parley.nats.Gateway;
+import dev.parley.nats.GatewayConfig;
 import dev.parley.store.SqliteDeliveries;
+import dev.parley.store.SqliteFederation;
 import dev.parley.store.SqliteStore;
 import io.helidon.common.socket.SocketOptions;
 import io.helidon.webserver.WebServer;
@@ -81,6 +88,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
@@ -149,16 +157,25 @@ public final class Hub implements AutoCloseable {
             metrics.backlogFrom(store::backlog);
             GraphSnapshot snapshot = store.loadGraph();
             Graph graph = new Graph();
-            snapshot.nodes().forEach(graph::put);
-            snapshot.retired().forEach(graph::retire);
-            snapshot.grants().forEach(graph::putGrant);
+            snapshot.into(graph);
             Tokens tokens = new Tokens(admin, snapshot.tokenHashes());
             UuidV7 ids = new UuidV7(clock);
             // The policy rules in force: every access decision, and every audit entry, records their version.
             LivePolicy livePolicy = LivePolicy.start(config.policy().file(), config.policy().reloadInterval(), metrics,
                     clock);
             services.add(livePolicy);
-            Registry registry = new Registry(graph, tokens, store, livePolicy, clock, ids, config.maxDepth());
+            AccessPolicy access = new AccessPolicy(graph, livePolicy);
+
+            // Federation (--gateway, --nats): the state room fills the graph before anything is decided.
+            Optional<Gateway> gateway = config.gateway().map(g -> joinFederation(g, graph, access, store, livePolicy,
+                    clock, config.maxBodyBytes()));
+            gateway.ifPresent(g -> {
+                services.add(g);
+                committed.add(envelope -> g.wake());
+                metrics.federationFrom(() -> Optional.of(g.status()));
+            });
+            Federation federation = gateway.<Federation>map(g -> g).orElse(Federation.NONE);
+            Registry registry = new Registry(graph, tokens, store, livePolicy, clock, ids, config.maxDepth(), federation);
 
             // Admission and rate limits.
             HubConfig.Gate gate = config.gate();
@@ -172,8 +189,7 @@ public final class Hub implements AutoCloseable {
             // One access decision (policy rules around the ACL) and one schema check for every surface.
             JsonSchemas schemas = JsonSchemas.load(store.schemas(), livePolicy, metrics, clock);
             metrics.policyVersionFrom(() -> livePolicy.state().version());
-            AccessPolicy access = new AccessPolicy(graph, livePolicy);
-            Router router = new Router(graph, access, schemas, store, clock, ids);
+            Router router = new Router(graph, access, schemas, store, clock, ids, federation);
             Messages messages = new Messages(store, livePolicy, clock);
             Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids);
             Peers peers = new Peers(graph, access, clock);
@@ -181,7 +197,8 @@ public final class Hub implements AutoCloseable {
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
             DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, livePolicy, clock);
             ReplyWaiters waiters = new ReplyWaiters(deliveries);
-            Dispatcher dispatcher = new Dispatcher(deliveries, policies, feeds, new Notices(ids, livePolicy),
+            Dispatcher dispatcher = new Dispatcher(deliveries, store.federation(), config.gateway()
+                    .map(GatewayConfig::ownerAck).orElse(OwnerAckPolicy.DEFAULT), policies, feeds, new Notices(ids, livePolicy),
                     new Courier(config.pushTimeout()), metrics, clock);
             services.add(dispatcher);
             StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
@@ -202,7 +219,8 @@ public final class Hub implements AutoCloseable {
             services.add(connections);
             Routes routes = new Routes(tokens, config.maxBodyBytes(), connections);
             routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
-            new OpsRoutes(store::health, new AuditLog(store), metrics).register(routes);
+            new OpsRoutes(store::health, new AuditLog(store), metrics, () -> gateway.map(Gateway::status))
+                    .register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
             new MessageRoutes(router, messages, waiters, metrics).register(routes);
@@ -212,7 +230,7 @@ public final class Hub implements AutoCloseable {
                 feeds.redeliver(redriven);
                 dispatcher.wake();
             })).register(routes);
-            new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids), metrics).register(routes);
+            new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids, federation), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, feeds, metrics).register(routes);
@@ -225,8 +243,7 @@ public final class Hub implements AutoCloseable {
                     graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
             mcp.register(routes);
             new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
-                    config.heartbeat().toMillis()), new A2aCards(java.util.Objects.requireNonNullElse(
-                    Hub.class.getPackage().getImplementationVersion(), "0.1.0")), graph,
+                    config.heartbeat().toMillis()), new A2aCards(version(), graph::owner), graph,
                     "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics)
                     .register(routes);
 
@@ -254,6 +271,21 @@ public final class Hub implements AutoCloseable {
             store.close();
             throw e;
         }
+    }
+
+    /** Joins the federation as gateway {@code config}: the state room mirrored into the graph, relay and ingest started. */
+    private static Gateway joinFederation(GatewayConfig config, Graph graph, AccessPolicy access, SqliteStore store,
+                                         LivePolicy policy, InstantSource clock, long maxBodyBytes) {
+        SqliteFederation federation = store.federation();
+        // An outbox record carries an envelope whose body was at most maxBodyBytes, plus its JSON framing.
+        return Gateway.start(config, new Gateway.Parts(
+                new StateReplica(graph, federation, store, policy, clock, config.id()),
+                new Arrivals(graph, access, store, federation, store.topics(), clock), federation, maxBodyBytes * 2 + 4096,
+                version(), clock));
+    }
+
+    private static String version() {
+        return java.util.Objects.requireNonNullElse(Hub.class.getPackage().getImplementationVersion(), "0.1.0");
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.parley.server;
 
+import dev.parley.nats.GatewayConfig;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,49 +22,50 @@ import java.util.Optional;
  * @param gate               admission by invite and rate limits (see {@link Gate})
  * @param policy             policy rules and audit retention (see {@link Policy})
  * @param transport          connection timeouts and the per-address connection cap (see {@link Transport})
+ * @param gateway            federation over NATS ({@code --gateway}, {@code --nats}); empty: a single-host hub
  */
 public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optional<String> adminToken,
                         Duration heartbeat, Duration slowReaderTimeout, long maxBodyBytes, Duration pushTimeout,
-                        Gate gate, Policy policy, Transport transport) {
+                        Gate gate, Policy policy, Transport transport, Optional<GatewayConfig> gateway) {
     public static final int DEFAULT_PORT = 7420;
     public static final String DEFAULT_HOST = "127.0.0.1";
 
     public static HubConfig defaults(Path dataDir) {
         return new HubConfig(dataDir, DEFAULT_HOST, DEFAULT_PORT, 1, Optional.empty(), Duration.ofSeconds(15),
                 Duration.ofSeconds(30), 256 * 1024, Duration.ofSeconds(10), Gate.DEFAULTS, Policy.DEFAULTS,
-                Transport.DEFAULTS);
+                Transport.DEFAULTS, Optional.empty());
     }
 
     public HubConfig withPort(int newPort) {
-        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withHost(String newHost) {
-        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withMaxDepth(int depth) {
-        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withAdminToken(Optional<String> token) {
-        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withHeartbeat(Duration interval) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withSlowReaderTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withMaxBodyBytes(long bytes) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport, gateway);
     }
 
     public HubConfig withPushTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport, gateway);
     }
 
     // --- admission by invite and rate limits ---
@@ -96,7 +99,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withGate(Gate newGate) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, newGate, policy, transport);
+                pushTimeout, newGate, policy, transport, gateway);
     }
 
     public HubConfig withRequireNodeProof(boolean required) {
@@ -140,7 +143,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withPolicyConfig(Policy newPolicy) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, newPolicy, transport);
+                pushTimeout, gate, newPolicy, transport, gateway);
     }
 
     /** Loads policy rules from {@code file} (JSON or YAML) and reloads them when it changes. */
@@ -193,6 +196,11 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withTransport(Transport newTransport) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, policy, newTransport);
+                pushTimeout, gate, policy, newTransport, gateway);
+    }
+
+    /** Runs the hub as gateway {@code config} of a federation over NATS JetStream. */
+    public HubConfig withGateway(Optional<GatewayConfig> config) {
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, config);
     }
 }

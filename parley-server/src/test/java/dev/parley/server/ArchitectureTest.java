@@ -26,8 +26,8 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 /**
  * Which way dependencies point (docs/architecture.md): the edges (REST, A2A, MCP over HTTP and
  * the parley-mcp module) call core services and never a store; the core needs nothing but
- * the JDK; the engine and the transport under the edges never depend on an edge; and the
- * server's packages form no cycle.
+ * the JDK; the engine and the transport under the edges never depend on an edge; only the
+ * federation module speaks NATS; and the server's packages form no cycle.
  */
 @AnalyzeClasses(packages = "dev.parley", importOptions = ImportOption.DoNotIncludeTests.class)
 class ArchitectureTest {
@@ -90,6 +90,20 @@ class ArchitectureTest {
         noClasses().that().resideInAnyPackage(UNDER_THE_EDGES)
                 .should().dependOnClassesThat(resideInAnyPackage(EDGES).and(not(JSON_FAILURES)))
                 .because("edges come and go (federation, chat channels); what delivers and decides stays")
+                .check(classes);
+    }
+
+    /**
+     * Only the federation module speaks NATS; the hub sees federation through core ports
+     * ({@code Federation}, {@code FederationStore}) and its wiring, and no edge names it.
+     */
+    @ArchTest
+    static void onlyTheFederationModuleSpeaksNats(JavaClasses classes) {
+        noClasses().that().resideOutsideOfPackage("dev.parley.nats..")
+                .should().dependOnClassesThat().resideInAPackage("io.nats..")
+                .check(classes);
+        noClasses().that().resideInAnyPackage(EDGES)
+                .should().dependOnClassesThat().resideInAPackage("dev.parley.nats..")
                 .check(classes);
     }
 

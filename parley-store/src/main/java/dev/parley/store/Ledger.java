@@ -6,6 +6,7 @@ import dev.parley.core.DeliveryState;
 import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
+import dev.parley.core.Grant;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Transition;
 
@@ -63,6 +64,12 @@ final class Ledger {
             update.addBatch();
         }
         int[] counts = update.executeBatch();
+        for (int i = 0; i < counts.length; i++) {
+            if (counts[i] == 1) {
+                oweStep(statements, delivered.get(i).id(), delivered.get(i).from().value(), DeliveryState.DELIVERED, at,
+                        "delivered");
+            }
+        }
         if (redeliverAfter.isEmpty()) {
             return;
         }
@@ -89,8 +96,63 @@ final class Ledger {
         push.setLong(2, envelope.createdAt().toEpochMilli());
         push.setString(3, envelope.to().value());
         push.executeUpdate();
+        var relay = tx.statements().get("INSERT INTO relay (gateway, kind, envelope_id, at) SELECT gateway, 'envelope', ?, ?"
+                + " FROM nodes WHERE id = ? AND gateway IS NOT NULL");
+        relay.setString(1, envelope.id());
+        relay.setLong(2, envelope.createdAt().toEpochMilli());
+        relay.setString(3, envelope.to().value());
+        relay.executeUpdate();
         tx.announce(envelope);
         return envelope;
+    }
+
+    /** The gateway that owns {@code node} when another gateway does (federation); empty for a node of this hub. */
+    static Optional<String> remoteOwner(Statements s, dev.parley.core.NodeId node) throws SQLException {
+        var select = s.get("SELECT gateway FROM nodes WHERE id = ?");
+        select.setString(1, node.value());
+        try (var rs = select.executeQuery()) {
+            return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
+        }
+    }
+
+    /**
+     * Owes the gateway that owns {@code sender} (when another gateway does) a step of an
+     * envelope it sent here, so that its timeline shows what became of it on this gateway.
+     */
+    static void oweStep(Statements s, String envelopeId, String sender, DeliveryState state, Instant at, String detail)
+            throws SQLException {
+        var insert = s.get("INSERT INTO relay (gateway, kind, envelope_id, state, at, detail)"
+                + " SELECT gateway, 'ack', ?, ?, ?, ? FROM nodes WHERE id = ? AND gateway IS NOT NULL");
+        insert.setString(1, envelopeId);
+        insert.setString(2, state.wire());
+        insert.setLong(3, at.toEpochMilli());
+        insert.setString(4, detail);
+        insert.setString(5, sender);
+        insert.executeUpdate();
+    }
+
+    /**
+     * Moves an envelope to the dead letters with its reason and, when given, appends the notice
+     * to its sender; returns whether it moved (an envelope settled meanwhile, acked or already
+     * dead, stays as it is).
+     */
+    static boolean deadLetter(Writer.Tx tx, String envelopeId, String reason, int attempts, Instant at,
+                              Optional<Envelope> notice) throws SQLException {
+        Transition transition = applyEvent(tx.statements(), envelopeId, new DeliveryEvent.DeadLettered(reason), at, false);
+        if (!(transition instanceof Transition.Moved)) {
+            return false;
+        }
+        var insert = tx.statements().get("INSERT OR REPLACE INTO dead_letters (envelope_id, node, reason, attempts, at)"
+                + " SELECT id, to_node, ?, ?, ? FROM envelopes WHERE id = ?");
+        insert.setString(1, reason);
+        insert.setInt(2, attempts);
+        insert.setLong(3, at.toEpochMilli());
+        insert.setString(4, envelopeId);
+        insert.executeUpdate();
+        if (notice.isPresent()) {
+            append(tx, notice.get());
+        }
+        return true;
     }
 
     /** Sets (or moves) one piece of scheduled work. */
@@ -127,14 +189,22 @@ final class Ledger {
      */
     static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at,
                                          boolean refuseThrows) throws SQLException {
-        var select = s.get("SELECT state FROM envelopes WHERE id = ?");
+        return applyEvent(s, envelopeId, event, at, refuseThrows, event.detail());
+    }
+
+    /** {@link #applyEvent(Statements, String, DeliveryEvent, Instant, boolean)} with the timeline's detail given. */
+    static Transition applyEvent(Statements s, String envelopeId, DeliveryEvent event, Instant at,
+                                 boolean refuseThrows, String detail) throws SQLException {
+        var select = s.get("SELECT state, from_node FROM envelopes WHERE id = ?");
         select.setString(1, envelopeId);
         DeliveryState current;
+        String sender;
         try (var rs = select.executeQuery()) {
             if (!rs.next()) {
                 throw new ParleyException(ErrorCode.MESSAGE_NOT_FOUND, "message " + envelopeId + " does not exist");
             }
             current = DeliveryState.parse(rs.getString(1));
+            sender = rs.getString(2);
         }
         Transition transition = current.on(event);
         switch (transition) {
@@ -143,14 +213,15 @@ final class Ledger {
                 update.setString(1, moved.to().wire());
                 update.setString(2, envelopeId);
                 update.executeUpdate();
-                insertTimeline(s, envelopeId, moved.to(), at, event.detail());
+                insertTimeline(s, envelopeId, moved.to(), at, detail);
+                oweStep(s, envelopeId, sender, moved.to(), at, detail);
                 if (SETTLED.contains(moved.to())) {
                     var forget = s.get("DELETE FROM schedule WHERE envelope_id = ?");
                     forget.setString(1, envelopeId);
                     forget.executeUpdate();
                 }
             }
-            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, event.detail());
+            case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, detail);
             case Transition.Refused refused -> {
                 if (refuseThrows) {
                     throw new ParleyException(ErrorCode.INVALID_TRANSITION, refused.reason());
@@ -190,6 +261,45 @@ final class Ledger {
         insert.setString(15, e.trace().policyVersion());
         Rows.setNullable(insert, 16, e.topic());
         Rows.setNullable(insert, 17, e.trace().rule());
+        insert.executeUpdate();
+    }
+
+    /**
+     * Inserts a node row; throws {@link ErrorCode#NODE_EXISTS} when the id is taken (deleted
+     * ids included). {@code gateway} names the owner of a node mirrored from another gateway.
+     */
+    static void insertNode(Statements s, dev.parley.core.Node node, String tokenHash, Optional<String> gateway)
+            throws SQLException {
+        var exists = s.get("SELECT 1 FROM nodes WHERE id = ?");
+        exists.setString(1, node.id().value());
+        try (var rs = exists.executeQuery()) {
+            if (rs.next()) {
+                throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + node.id() + " already exists");
+            }
+        }
+        var insert = s.get("INSERT INTO nodes (id, kind, parent, depth, labels, token_hash, created_at, gateway) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.setString(1, node.id().value());
+        insert.setString(2, node.kind().wire());
+        Rows.setNullable(insert, 3, node.parent());
+        insert.setInt(4, node.depth());
+        String labels = Rows.json(node.labels());
+        insert.setString(5, labels == null ? "{}" : labels);
+        insert.setString(6, tokenHash);
+        insert.setLong(7, node.createdAt().toEpochMilli());
+        Rows.setNullable(insert, 8, gateway);
+        insert.executeUpdate();
+    }
+
+    /** Inserts a grant; one already there (same id: the same grant) is left as it is. */
+    static void insertGrant(Statements s, Grant grant) throws SQLException {
+        var insert = s.get("INSERT OR IGNORE INTO grants (id, from_node, to_node, expires_at, note, created_at) VALUES (?, ?, ?, ?, ?, ?)");
+        insert.setString(1, grant.id());
+        insert.setString(2, grant.from().value());
+        insert.setString(3, grant.to().wire());
+        Rows.setNullableMillis(insert, 4, grant.expiresAt());
+        insert.setString(5, grant.note());
+        insert.setLong(6, grant.createdAt().toEpochMilli());
         insert.executeUpdate();
     }
 

@@ -21,7 +21,9 @@ final class Migrations {
             "V2__delivery.sql",
             "V3__admission.sql",
             "V4__policy.sql",
-            "V5__task_webhooks.sql");
+            "V5__task_webhooks.sql",
+            "V6__federation.sql",
+            "V7__relay_positions.sql");
 
     private Migrations() {
     }

@@ -148,24 +148,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             if (consume.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.TICKET_ALREADY_USED, "the invite of this ticket was already redeemed");
             }
-            var exists = s.get("SELECT 1 FROM nodes WHERE id = ?");
-            exists.setString(1, node.id().value());
-            try (var rs = exists.executeQuery()) {
-                if (rs.next()) {
-                    throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + node.id() + " already exists");
-                }
-            }
-            var insert = s.get("INSERT INTO nodes (id, kind, parent, depth, labels, token_hash, created_at) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?)");
-            insert.setString(1, node.id().value());
-            insert.setString(2, node.kind().wire());
-            Rows.setNullable(insert, 3, node.parent());
-            insert.setInt(4, node.depth());
-            String labels = Rows.json(node.labels());
-            insert.setString(5, labels == null ? "{}" : labels);
-            insert.setString(6, tokenHash);
-            insert.setLong(7, node.createdAt().toEpochMilli());
-            insert.executeUpdate();
+            Ledger.insertNode(s, node, tokenHash, Optional.empty());
             if (redemption.publicKey().isPresent()) {
                 var key = s.get("INSERT OR REPLACE INTO node_keys (node_id, public_key, created_at) VALUES (?, ?, ?)");
                 key.setString(1, node.id().value());

@@ -168,24 +168,7 @@ public final class SqliteDeliveries implements DeliveryStore {
 
     @Override
     public void deadLetter(String envelopeId, String reason, int attempts, Instant at, Optional<Envelope> notice) {
-        writer.submit(tx -> {
-            Transition transition = Ledger.applyEvent(tx.statements(), envelopeId, new DeliveryEvent.DeadLettered(reason),
-                    at, false);
-            if (!(transition instanceof Transition.Moved)) {
-                return null; // settled meanwhile (acked, or already dead)
-            }
-            var insert = tx.statements().get("INSERT OR REPLACE INTO dead_letters (envelope_id, node, reason, attempts, at)"
-                    + " SELECT id, to_node, ?, ?, ? FROM envelopes WHERE id = ?");
-            insert.setString(1, reason);
-            insert.setInt(2, attempts);
-            insert.setLong(3, at.toEpochMilli());
-            insert.setString(4, envelopeId);
-            insert.executeUpdate();
-            if (notice.isPresent()) {
-                Ledger.append(tx, notice.get());
-            }
-            return null;
-        });
+        writer.submit(tx -> Ledger.deadLetter(tx, envelopeId, reason, attempts, at, notice));
     }
 
     @Override

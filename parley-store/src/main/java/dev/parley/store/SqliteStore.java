@@ -130,6 +130,11 @@ public final class SqliteStore implements EventStore {
         return new SqliteTaskWebhooks(writer, readers, sealer);
     }
 
+    /** Mirrors, the relay's marks and ingest cursors of federation, on the same writer and readers. */
+    public SqliteFederation federation() {
+        return new SqliteFederation(writer, readers);
+    }
+
     // --- admission by invite and rate limits ---
     /** Invites, nonces, redeemed tickets, node keys and rate overrides, on the same writer and readers. */
     public SqliteAdmissions admissions() {
@@ -142,8 +147,9 @@ public final class SqliteStore implements EventStore {
             List<Node> nodes = new ArrayList<>();
             Set<NodeId> retired = new HashSet<>();
             Map<NodeId, String> tokens = new HashMap<>();
-            try (var rs = s.get("SELECT id, kind, parent, depth, labels, token_hash, created_at, deleted_at FROM nodes")
-                    .executeQuery()) {
+            Map<NodeId, String> owners = new HashMap<>();
+            try (var rs = s.get("SELECT id, kind, parent, depth, labels, token_hash, created_at, deleted_at, gateway"
+                    + " FROM nodes").executeQuery()) {
                 while (rs.next()) {
                     NodeId id = new NodeId(rs.getString(1));
                     rs.getLong(8);
@@ -158,6 +164,10 @@ public final class SqliteStore implements EventStore {
                     if (hash != null) {
                         tokens.put(id, hash);
                     }
+                    String gateway = rs.getString(9);
+                    if (gateway != null) {
+                        owners.put(id, gateway);
+                    }
                 }
             }
             List<Grant> grants = new ArrayList<>();
@@ -169,30 +179,14 @@ public final class SqliteStore implements EventStore {
                             expiresAt, rs.getString(5), Instant.ofEpochMilli(rs.getLong(6))));
                 }
             }
-            return new GraphSnapshot(nodes, retired, tokens, grants);
+            return new GraphSnapshot(nodes, retired, tokens, grants, owners);
         });
     }
 
     @Override
     public void createNode(Node node, String tokenHash, AuditEntry audit) {
         writer.submit(tx -> {
-            var exists = tx.statements().get("SELECT 1 FROM nodes WHERE id = ?");
-            exists.setString(1, node.id().value());
-            try (var rs = exists.executeQuery()) {
-                if (rs.next()) {
-                    throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + node.id() + " already exists");
-                }
-            }
-            var insert = tx.statements().get("INSERT INTO nodes (id, kind, parent, depth, labels, token_hash, created_at) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?)");
-            insert.setString(1, node.id().value());
-            insert.setString(2, node.kind().wire());
-            Rows.setNullable(insert, 3, node.parent());
-            insert.setInt(4, node.depth());
-            insert.setString(5, Rows.json(node.labels()) == null ? "{}" : Rows.json(node.labels()));
-            insert.setString(6, tokenHash);
-            insert.setLong(7, node.createdAt().toEpochMilli());
-            insert.executeUpdate();
+            Ledger.insertNode(tx.statements(), node, tokenHash, Optional.empty());
             Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
@@ -230,15 +224,8 @@ public final class SqliteStore implements EventStore {
     @Override
     public void createGrant(Grant grant, AuditEntry audit) {
         writer.submit(tx -> {
-            var insert = tx.statements().get(
-                    "INSERT INTO grants (id, from_node, to_node, expires_at, note, created_at) VALUES (?, ?, ?, ?, ?, ?)");
-            insert.setString(1, grant.id());
-            insert.setString(2, grant.from().value());
-            insert.setString(3, grant.to().wire());
-            Rows.setNullableMillis(insert, 4, grant.expiresAt());
-            insert.setString(5, grant.note());
-            insert.setLong(6, grant.createdAt().toEpochMilli());
-            insert.executeUpdate();
+            // On a gateway the grant is shared before this commit: its echo may have been mirrored already.
+            Ledger.insertGrant(tx.statements(), grant);
             Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
@@ -247,11 +234,10 @@ public final class SqliteStore implements EventStore {
     @Override
     public void deleteGrant(String grantId, AuditEntry audit) {
         writer.submit(tx -> {
+            // On a gateway the grant is withdrawn before this commit: its echo may have dropped it already.
             var delete = tx.statements().get("DELETE FROM grants WHERE id = ?");
             delete.setString(1, grantId);
-            if (delete.executeUpdate() == 0) {
-                throw new ParleyException(ErrorCode.GRANT_NOT_FOUND, "grant " + grantId + " does not exist");
-            }
+            delete.executeUpdate();
             Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
@@ -270,7 +256,7 @@ public final class SqliteStore implements EventStore {
         return writer.submit(tx -> {
             Optional<Envelope> earlier = draft.messageId().isPresent() ? Ledger.byMessageId(tx.statements(), draft) : Optional.empty();
             if (earlier.isPresent()) {
-                return new Appended(earlier.get(), true);
+                return new Appended(earlier.get(), true, relayed(tx.statements(), earlier.get()));
             }
             if (answers.isPresent()) {
                 Ledger.applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
@@ -280,8 +266,13 @@ public final class SqliteStore implements EventStore {
                 Ledger.schedule(tx.statements(), envelope.id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
             }
             Ledger.insertAudit(tx.statements(), audit);
-            return new Appended(envelope, false);
+            return new Appended(envelope, false, relayed(tx.statements(), envelope));
         });
+    }
+
+    /** Where an envelope for another gateway's node is relayed to; empty for a node of this hub. */
+    private static Optional<Appended.Relayed> relayed(Statements s, Envelope envelope) throws SQLException {
+        return Ledger.remoteOwner(s, envelope.to()).map(gateway -> new Appended.Relayed(gateway, false));
     }
 
     @Override

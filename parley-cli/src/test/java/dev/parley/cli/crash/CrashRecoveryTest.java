@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.parley.cli.bench.HttpConnection;
+import dev.parley.bench.http.HttpConnection;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;

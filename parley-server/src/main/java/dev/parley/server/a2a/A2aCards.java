@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Node;
+import dev.parley.core.NodeId;
 import dev.parley.server.wire.Json;
-
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Agent cards (A2A section 8). Every node has one at
@@ -35,9 +37,12 @@ public final class A2aCards {
     private static final List<String> MODES = List.of("text/plain", "application/json");
 
     private final String version;
+    /** The gateway that owns a node, on a federation; empty for this hub's own nodes. */
+    private final Function<NodeId, Optional<String>> owner;
 
-    public A2aCards(String version) {
+    public A2aCards(String version, Function<NodeId, Optional<String>> owner) {
         this.version = version;
+        this.owner = owner;
     }
 
     /** The node's card as the requested version shapes it. */
@@ -58,13 +63,14 @@ public final class A2aCards {
         ObjectNode extension = capabilities.putArray("extensions").addObject();
         extension.put("uri", NODE_KIND_EXTENSION);
         extension.put("description", "The Parley node behind this agent: its kind (managed, external or human),"
-                + " parent and lineage depth.");
+                + " parent and lineage depth, and on a federation the gateway that owns it.");
         extension.put("required", false);
         ObjectNode params = extension.putObject("params");
         params.put("nodeId", node.id().value());
         params.put("kind", node.kind().wire());
         params.put("parent", node.parent().map(Object::toString).orElse(null));
         params.put("depth", node.depth());
+        owner.apply(node.id()).ifPresent(gateway -> params.put("gateway", gateway));
         capabilities.put("extendedAgentCard", true);
         security(v1);
         modes(v1);

@@ -2,6 +2,8 @@ package dev.parley.server.delivery;
 
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryPolicies;
+import dev.parley.core.FederationStore;
+import dev.parley.core.OwnerAckPolicy;
 import dev.parley.core.DeliveryPolicy;
 import dev.parley.core.DeliveryState;
 import dev.parley.core.DeliveryStore;
@@ -30,8 +32,8 @@ import java.util.logging.Logger;
 
 /**
  * Works off what the hub owes envelopes after they are accepted: webhook pushes with
- * retries and dead letters, redelivery of envelopes not acked in time, and reply
- * deadlines. New envelopes for webhook nodes are pushed at once; everything else comes
+ * retries and dead letters, redelivery of envelopes not acked in time, reply deadlines,
+ * and publishing again cross-gateway envelopes their owner did not confirm. New envelopes for webhook nodes are pushed at once; everything else comes
  * from the persisted schedule, which a scanner reads a few times a second, so work left
  * by a crash resumes after the restart. At most {@link #PER_NODE} pushes run per node and
  * {@link #TOTAL} in all: a slow endpoint holds only its own node's permits.
@@ -45,6 +47,8 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             DeliveryState.RETRY_PENDING, DeliveryState.INCIDENT);
 
     private final DeliveryStore store;
+    private final FederationStore federation;
+    private final OwnerAckPolicy ownerAck;
     private final DeliveryPolicies policies;
     private final InboxFeeds feeds;
     private final Notices notices;
@@ -71,9 +75,11 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private final Thread scanner;
     private volatile boolean closed;
 
-    public Dispatcher(DeliveryStore store, DeliveryPolicies policies, InboxFeeds feeds, Notices notices, Courier courier,
-               Metrics metrics, InstantSource clock) {
+    public Dispatcher(DeliveryStore store, FederationStore federation, OwnerAckPolicy ownerAck, DeliveryPolicies policies,
+                      InboxFeeds feeds, Notices notices, Courier courier, Metrics metrics, InstantSource clock) {
         this.store = store;
+        this.federation = federation;
+        this.ownerAck = ownerAck;
         this.policies = policies;
         this.feeds = feeds;
         this.notices = notices;
@@ -135,6 +141,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
                 }
             }
             case REDELIVER -> redeliver(due);
+            case OWNER_ACK -> ownerSilent(due);
             case DEADLINE -> {
                 long withinMs = due.dueAt().toEpochMilli() - envelope.createdAt().toEpochMilli();
                 store.deadlineMissed(envelope.id(), withinMs, clock.instant(),
@@ -167,6 +174,30 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             launch(again.get());
         } else {
             feeds.redeliver(again.get());
+        }
+    }
+
+    /**
+     * The gateway owning the target of a cross-gateway envelope did not confirm it in time:
+     * publish it again, or after the last publication dead-letter it with a notice to its sender.
+     */
+    private void ownerSilent(DeliveryStore.Due due) {
+        Envelope envelope = due.envelope();
+        if (due.attempt() >= ownerAck.publications()) {
+            Instant now = clock.instant();
+            String reason = "the gateway that owns " + envelope.to() + " did not confirm it after " + due.attempt()
+                    + " publication(s)";
+            if (federation.giveUp(envelope.id(), due.attempt(), reason, now, notices.deadLetter(envelope, reason,
+                    due.attempt(), now))) {
+                deadLettered(envelope, reason);
+                metrics.unconfirmed.increment();
+            }
+            return;
+        }
+        if (federation.republish(envelope.id(), due.attempt() + 1)) {
+            metrics.republished.increment();
+            LOG.fine(() -> "published " + envelope.id() + " to " + envelope.to() + " again (publication "
+                    + (due.attempt() + 1) + "): its owner has not confirmed it");
         }
     }
 
@@ -260,6 +291,10 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private void deadLetter(Envelope envelope, String reason, int attempts) {
         Instant now = clock.instant();
         store.deadLetter(envelope.id(), reason, attempts, now, notices.deadLetter(envelope, reason, attempts, now));
+        deadLettered(envelope, reason);
+    }
+
+    private void deadLettered(Envelope envelope, String reason) {
         metrics.deadLetters.increment();
         LOG.warning("dead-lettered " + envelope.id() + " to " + envelope.to() + ": " + reason);
     }

@@ -50,7 +50,8 @@ public final class LocalHubPort implements HubPort {
     public JsonNode node(String id) {
         return call(() -> {
             Node node = hub.registry().show(caller, NodeId.of(id));
-            return Views.node(node, hub.registry().children(node.id()), hub.registry().group(node));
+            return Views.node(node, hub.registry().children(node.id()), hub.registry().group(node),
+                    hub.registry().gateway(node.id()));
         });
     }
 

@@ -29,6 +29,9 @@ public final class Metrics implements CommitObserver {
     public final LongAdder redeliveries = new LongAdder();
     public final LongAdder deadLetters = new LongAdder();
     public final LongAdder incidents = new LongAdder();
+    // Federation: envelopes published again because their owner did not confirm them, and given up on.
+    public final LongAdder republished = new LongAdder();
+    public final LongAdder unconfirmed = new LongAdder();
 
     private final LongAdder committedJobs = new LongAdder();
     private final Histogram commitLatency = new Histogram("parley_commit_latency_seconds",
@@ -103,7 +106,40 @@ public final class Metrics implements CommitObserver {
         gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
         gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",
                 backlog.getAsLong());
+        renderFederation(out);
         return out.toString();
+    }
+
+    // Federation: only a gateway renders these.
+    private volatile java.util.function.Supplier<java.util.Optional<dev.parley.core.FederationStatus>> federation =
+            java.util.Optional::empty;
+
+    public void federationFrom(java.util.function.Supplier<java.util.Optional<dev.parley.core.FederationStatus>> source) {
+        this.federation = source;
+    }
+
+    private void renderFederation(StringBuilder out) {
+        federation.get().ifPresent(f -> {
+            gauge(out, "parley_federation_connected", "1 while NATS is in reach, 0 while envelopes for other"
+                    + " gateways spool locally.", f.connected() ? 1 : 0);
+            gauge(out, "parley_federation_spool_depth", "Records owed to other gateways, not yet acknowledged by"
+                    + " this gateway's outbox stream.", f.spoolDepth());
+            counter(out, "parley_federation_refused_total", "Inbound envelopes refused (sender not owned by its"
+                    + " gateway, target not here, ACL), audited and never delivered.", f.refused());
+            counter(out, "parley_federation_unreadable_total", "Inbound outbox records skipped as malformed or"
+                    + " oversized.", f.unreadable());
+            counter(out, "parley_federation_republished_total", "Envelopes published again because the gateway owning"
+                    + " their target did not confirm them in time.", republished.sum());
+            counter(out, "parley_federation_unconfirmed_total", "Envelopes dead-lettered because the gateway owning"
+                    + " their target never confirmed them (an incident: that gateway is gone or cannot take them).",
+                    unconfirmed.sum());
+            counter(out, "parley_federation_state_skipped_total", "State room entries skipped as unreadable.",
+                    f.stateSkipped());
+            out.append("# HELP parley_federation_cursor Last stream sequence taken in from each source gateway.\n");
+            out.append("# TYPE parley_federation_cursor gauge\n");
+            f.cursors().forEach((source, seq) -> out.append("parley_federation_cursor{source=\"").append(source)
+                    .append("\"} ").append(seq).append('\n'));
+        });
     }
 
     private static void counter(StringBuilder out, String name, String help, long value) {

@@ -109,7 +109,7 @@ public final class AdmissionRoutes {
             CreatedNode created = admission.redeem(ticket);
             metrics.redeem("created");
             ObjectNode out = Views.node(created.node(), registry.children(created.node().id()),
-                    registry.group(created.node()));
+                    registry.group(created.node()), registry.gateway(created.node().id()));
             out.remove("children");
             out.put("token", created.token());
             ex.json(201, out);

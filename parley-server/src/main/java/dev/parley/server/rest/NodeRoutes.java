@@ -81,6 +81,6 @@ public final class NodeRoutes {
     }
 
     private ObjectNode view(Node node) {
-        return Views.node(node, registry.children(node.id()), registry.group(node));
+        return Views.node(node, registry.children(node.id()), registry.group(node), registry.gateway(node.id()));
     }
 }

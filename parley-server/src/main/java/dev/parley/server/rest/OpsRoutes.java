@@ -6,6 +6,7 @@ import dev.parley.core.AuditLog;
 import dev.parley.core.AuditQuery;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.ErrorCode;
+import dev.parley.core.FederationStatus;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
@@ -36,8 +37,16 @@ public final class OpsRoutes {
     private final Supplier<StoreHealth> health;
     private final AuditLog auditLog;
     private final Metrics metrics;
+    private final Supplier<Optional<FederationStatus>> federation;
 
     public OpsRoutes(Supplier<StoreHealth> health, AuditLog auditLog, Metrics metrics) {
+        this(health, auditLog, metrics, Optional::empty);
+    }
+
+    /** With the gateway's federation status shown by {@code /healthz}. */
+    public OpsRoutes(Supplier<StoreHealth> health, AuditLog auditLog, Metrics metrics,
+                     Supplier<Optional<FederationStatus>> federation) {
+        this.federation = federation;
         this.health = health;
         this.auditLog = auditLog;
         this.metrics = metrics;
@@ -46,13 +55,25 @@ public final class OpsRoutes {
     public void register(Routes routes) {
         routes.get("/healthz", this::health)
                 .get("/metrics", this::metrics)
-                .get("/v1/audit", this::audit);
+                .get("/v1/audit", this::audit)
+                .get("/v1/gateways", this::gateways);
     }
 
-    /** {@code {"status":"ok"}}, or 503 {@code {"status":"degraded","store":"full"}} while writes fail; reads still work. */
+    /**
+     * {@code {"status":"ok"}}, or 503 {@code {"status":"degraded","store":"full"}} while writes fail; reads still
+     * work. A gateway adds {@code "federation": {"gateway","mode":"connected"|"spooling","spoolDepth"}}: spooling
+     * is not degraded, as local traffic goes on and the spool drains once NATS is back.
+     */
     private void health(Exchange ex) {
         StoreHealth now = health.get();
         ObjectNode out = Json.object();
+        federation.get().ifPresent(f -> {
+            ObjectNode fed = Json.object();
+            fed.put("gateway", f.gateway());
+            fed.put("mode", f.mode());
+            fed.put("spoolDepth", f.spoolDepth());
+            out.set("federation", fed);
+        });
         if (now == StoreHealth.OK) {
             out.put("status", "ok");
             ex.json(200, out);
@@ -61,6 +82,42 @@ public final class OpsRoutes {
         out.put("status", "degraded");
         out.put("store", now.wire());
         ex.json(503, out);
+    }
+
+    /**
+     * The admin's view of the federation from this gateway: its mode, spool and counters, and
+     * every gateway seen in presence with its version, last beat, whether it counts as present,
+     * and this gateway's ingest cursor on it. A single-host hub answers 404: it is no gateway.
+     */
+    private void gateways(Exchange ex) {
+        if (!(ex.caller() instanceof Principal.Admin)) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "the federation's view is the admin's");
+        }
+        FederationStatus f = federation.get().orElseThrow(() -> new ParleyException(ErrorCode.NOT_FOUND,
+                "this hub is not a gateway: it runs without --gateway and --nats"));
+        ObjectNode out = Json.object();
+        out.put("gateway", f.gateway());
+        out.put("mode", f.mode());
+        out.put("spoolDepth", f.spoolDepth());
+        out.put("refused", f.refused());
+        out.put("unreadable", f.unreadable());
+        out.put("stateSkipped", f.stateSkipped());
+        var items = out.putArray("gateways");
+        for (FederationStatus.Peer peer : f.peers()) {
+            ObjectNode item = items.addObject();
+            item.put("id", peer.gateway());
+            item.put("self", peer.gateway().equals(f.gateway()));
+            item.put("present", peer.present());
+            item.put("lastSeen", Json.time(peer.lastSeen()));
+            item.put("version", peer.version());
+            Long cursor = f.cursors().get(peer.gateway());
+            if (cursor == null) {
+                item.putNull("cursor");
+            } else {
+                item.put("cursor", cursor);
+            }
+        }
+        ex.json(200, out);
     }
 
     /** Loopback scrapers need no token; anyone else needs the admin's. */

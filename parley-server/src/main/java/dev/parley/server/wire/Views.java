@@ -30,7 +30,8 @@ public final class Views {
     private Views() {
     }
 
-    public static ObjectNode node(Node node, List<NodeId> children, List<NodeId> group) {
+    /** A node; {@code gateway} (its owner in a federation) is shown only when there is one. */
+    public static ObjectNode node(Node node, List<NodeId> children, List<NodeId> group, Optional<String> gateway) {
         ObjectNode out = Json.object();
         out.put("id", node.id().value());
         out.put("kind", node.kind().wire());
@@ -43,6 +44,7 @@ public final class Views {
         var labels = out.putObject("labels");
         node.labels().forEach(labels::put);
         out.put("createdAt", Json.time(node.createdAt()));
+        gateway.ifPresent(g -> out.put("gateway", g));
         return out;
     }
 
@@ -60,9 +62,15 @@ public final class Views {
     public static ObjectNode accepted(Appended appended) {
         ObjectNode out = Json.object();
         out.put("id", appended.envelope().id());
-        out.put("seq", appended.envelope().seq());
+        // For a node of another gateway, the seq is the owner's to assign: null here, and "gateway" names it.
+        if (appended.relayed().isPresent()) {
+            out.putNull("seq");
+        } else {
+            out.put("seq", appended.envelope().seq());
+        }
         out.put("to", appended.envelope().to().value());
-        out.put("status", "accepted");
+        out.put("status", appended.relayed().map(r -> r.spooled() ? "spooled" : "accepted").orElse("accepted"));
+        appended.relayed().ifPresent(r -> out.put("gateway", r.gateway()));
         out.put("createdAt", Json.time(appended.envelope().createdAt()));
         if (appended.duplicate()) {
             out.put("duplicate", true);

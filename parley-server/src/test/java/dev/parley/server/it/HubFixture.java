@@ -40,11 +40,16 @@ public final class HubFixture implements AutoCloseable {
     private static final DateTimeFormatter RFC3339_MILLIS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
+    /** The hub in this JVM; null for a hub reached over the network ({@link #remote}). */
     private final Hub hub;
+    private final String url;
+    private final String admin;
     private final HttpClient http;
 
-    private HubFixture(Hub hub) {
+    private HubFixture(Hub hub, String url, String admin) {
         this.hub = hub;
+        this.url = url;
+        this.admin = admin;
         this.http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(5))
@@ -64,28 +69,40 @@ public final class HubFixture implements AutoCloseable {
     /** As {@link #start(Path, UnaryOperator)}, with rate buckets that refill only as {@code ticker} moves. */
     public static HubFixture start(Path dataDir, UnaryOperator<HubConfig> customize, LongSupplier ticker) {
         HubConfig config = customize.apply(HubConfig.defaults(dataDir).withPort(0));
-        return new HubFixture(Hub.start(config, ticker));
+        Hub hub = Hub.start(config, ticker);
+        return new HubFixture(hub, hub.url(), hub.adminToken());
+    }
+
+    /** A hub running elsewhere (another process, another network namespace), reached at {@code url}. */
+    public static HubFixture remote(String url, String adminToken) {
+        return new HubFixture(null, url, adminToken);
     }
 
     public Hub hub() {
+        if (hub == null) {
+            throw new IllegalStateException("a remote hub (" + url + ") is not in this JVM");
+        }
         return hub;
     }
 
     public String url() {
-        return hub.url();
+        return url;
     }
 
     public int port() {
-        return hub.port();
+        return URI.create(url).getPort();
     }
 
     public String admin() {
-        return hub.adminToken();
+        return admin;
     }
 
+    /** Stops the hub in this JVM; a remote hub is its process's to stop. */
     @Override
     public void close() {
-        hub.close();
+        if (hub != null) {
+            hub.close();
+        }
     }
 
     // ------------------------------------------------------------------ ids and JSON

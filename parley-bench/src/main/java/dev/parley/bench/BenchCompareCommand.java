@@ -1,0 +1,261 @@
+package dev.parley.bench;
+
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code parley bench compare}: the same closed-loop workload, in the same run, on Parley and
+ * on NATS JetStream. Parley: a hub on a temporary directory, N senders each waiting for its
+ * 202, 1 KiB texts over M inboxes each followed by an SSE stream ({@link ParleyWorkload}).
+ * JetStream: a {@code nats-server -js} started by the bench on a free loopback port with a
+ * temporary store, one file-storage stream, N synchronous publishers of the same request
+ * bodies, one ordered consumer per subject ({@link JetStreamWorkload}). Latency is send
+ * start to arrival at the reader on both sides.
+ */
+@Command(name = "compare", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchCompareCommand",
+        description = {"Run the same send workload on Parley and on NATS JetStream and compare them.",
+                "",
+                "Parley: a hub on a temporary directory, N closed-loop senders (each waits for its 202) over M inboxes "
+                        + "each followed by an SSE stream. JetStream: nats-server -js started by the bench on a free "
+                        + "loopback port and a temporary store (stopped by PID at the end), one file-storage stream "
+                        + "over bench.>, N synchronous publishers of the same bodies, one ordered consumer per subject. "
+                        + "Prints sends/s and publish-to-reader latency of both and the throughput ratio. "
+                        + "Parley fsyncs every accepted message before its 202; JetStream's file store by default "
+                        + "does not (it syncs every 2 minutes); see --jetstream-sync. The nats-server binary is "
+                        + "$PARLEY_NATS_SERVER when set, else the first on PATH, else /usr/sbin/nats-server."})
+public final class BenchCompareCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    SenderOptions load = new SenderOptions();
+
+    @Mixin
+    InboxOptions targets = new InboxOptions();
+
+    @Mixin
+    WindowOptions window = new WindowOptions();
+
+    @Mixin
+    DrainOption drain = new DrainOption();
+
+    @Mixin
+    OutputOptions output = new OutputOptions();
+
+    @Mixin
+    QuickOption quick = new QuickOption();
+
+    @ParentCommand
+    BenchCommand bench;
+
+    @Option(names = "--hub", defaultValue = "in-process",
+            description = "Where Parley's hub runs: in-process (this JVM, like `bench send`) or child "
+                    + "(`parley serve` as a child process, like nats-server) (default: ${DEFAULT-VALUE}).")
+    String hubMode;
+
+    @Option(names = "--jetstream-sync", defaultValue = "default",
+            description = "default: nats-server's own fsync policy (sync_interval 2 min); always: a config file with "
+                    + "`jetstream { sync_interval: always }` (nats-server >= 2.10; older servers are refused with a "
+                    + "message) (default: ${DEFAULT-VALUE}).")
+    String jetstreamSync;
+
+    @Option(names = "--jetstream-connections", paramLabel = "N",
+            description = "Client connections the JetStream publishers share (default: one per publisher, like "
+                    + "Parley's senders).")
+    Integer jetstreamConnections;
+
+    @Option(names = "--only", description = "Run one side only: parley or jetstream (no ratio).")
+    String only;
+
+    /** CPU readings at a window edge: this process, a server process, the machine. */
+    private record Cpu(long selfNanos, long serverTicks, long[] machine) {
+        static Cpu now(long serverPid) {
+            return new Cpu(BenchSupport.processCpuNanos(), serverPid > 0 ? BenchSupport.cpuTicks(serverPid) : -1,
+                    BenchSupport.machineCpuTicks());
+        }
+    }
+
+    /** One side's figures and where its CPU went. */
+    private record Side(String name, LoadResult r, double selfCpu, double serverCpu, double machineBusy, double loadBefore) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
+                .unlessGiven("--warmup", () -> window.warmup = 1).unlessGiven("--seconds", () -> window.seconds = 3);
+        validate();
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        boolean runParley = only == null || only.equals("parley");
+        boolean runJetStream = only == null || only.equals("jetstream");
+        if (runJetStream && NatsServerProcess.find().isEmpty()) {
+            err.println("parley bench compare: " + NatsServerProcess.missingMessage());
+            err.flush();
+            return 2;
+        }
+        if (runJetStream && jetstreamSync.equals("always")) {
+            var problem = NatsServerProcess.syncAlwaysProblem(NatsServerProcess.find().orElseThrow());
+            if (problem.isPresent()) {
+                err.println("parley bench compare: --jetstream-sync always: " + problem.get());
+                err.flush();
+                return 2;
+            }
+        }
+        Side parley = runParley ? runParley(err) : null;
+        String natsVersion = null;
+        Side jetstream = null;
+        if (runJetStream) {
+            natsVersion = NatsServerProcess.version(NatsServerProcess.find().orElseThrow());
+            jetstream = runJetStream(err);
+        }
+        print(out, parley, jetstream, natsVersion);
+        boolean ok = (parley == null || parley.r.accepted > 0 && parley.r.lost == 0)
+                && (jetstream == null || jetstream.r.accepted > 0);
+        return ok ? 0 : 1;
+    }
+
+    private Side runParley(PrintWriter err) throws Exception {
+        double loadBefore = BenchSupport.loadAverage();
+        boolean child = hubMode.equals("child");
+        try (BenchHub hub = child ? BenchHub.child(bench.serve(spec), List.of(), List.of(), 0) : BenchHub.inProcess();
+             ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err)) {
+            BenchSupport.progress(err, "parley: hub " + (child ? "pid " + hub.pid() + " " : "in this JVM ") + "at "
+                    + hub.url());
+            work.createNodes(hub);
+            work.openStreams(hub.host(), hub.port());
+            long serverPid = child ? hub.pid() : -1;
+            Cpu[] edges = new Cpu[2];
+            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(serverPid),
+                    w1 -> edges[1] = Cpu.now(serverPid));
+            return side("parley", r, edges, loadBefore);
+        }
+    }
+
+    private Side runJetStream(PrintWriter err) throws Exception {
+        double loadBefore = BenchSupport.loadAverage();
+        int conns = jetstreamConnections != null ? jetstreamConnections : load.senders;
+        try (NatsServerProcess server = NatsServerProcess.start(jetstreamSync.equals("always"), err);
+             JetStreamWorkload work = new JetStreamWorkload(server.url(), load.senders, targets.inboxes, load.size, conns,
+                     err)) {
+            work.setUp();
+            Cpu[] edges = new Cpu[2];
+            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(server.pid()),
+                    w1 -> edges[1] = Cpu.now(server.pid()));
+            return side("jetstream", r, edges, loadBefore);
+        }
+    }
+
+    private static Side side(String name, LoadResult r, Cpu[] edges, double loadBefore) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        double windowNanos = r.windowSeconds * 1e9;
+        double self = edges[0].selfNanos() < 0 ? Double.NaN
+                : 100.0 * (edges[1].selfNanos() - edges[0].selfNanos()) / windowNanos / cores;
+        double server = edges[0].serverTicks() < 0 || edges[1].serverTicks() < 0 ? Double.NaN
+                : 100.0 * (edges[1].serverTicks() - edges[0].serverTicks()) / 100.0 / r.windowSeconds / cores;
+        double machine = BenchSupport.machineBusyPercent(edges[0].machine(), edges[1].machine());
+        return new Side(name, r, self, server, machine, loadBefore);
+    }
+
+    private void validate() {
+        load.validate();
+        targets.validate();
+        window.validate();
+        if (!hubMode.equals("in-process") && !hubMode.equals("child")) {
+            throw new ParameterException(spec.commandLine(), "--hub must be in-process or child");
+        }
+        if (!jetstreamSync.equals("default") && !jetstreamSync.equals("always")) {
+            throw new ParameterException(spec.commandLine(), "--jetstream-sync must be default or always");
+        }
+        if (jetstreamConnections != null && jetstreamConnections < 1) {
+            throw new ParameterException(spec.commandLine(), "--jetstream-connections must be at least 1");
+        }
+        if (only != null && !only.equals("parley") && !only.equals("jetstream")) {
+            throw new ParameterException(spec.commandLine(), "--only must be parley or jetstream");
+        }
+    }
+
+    private void print(PrintWriter out, Side parley, Side jetstream, String natsVersion) {
+        out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %d s, "
+                + "window %d s per side%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds);
+        String fmt = "  %-10s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s%n";
+        out.printf(Locale.ROOT, fmt, "side", "sends/s", "p50 ms", "p99 ms", "max ms", "ack p50", "ack p99", "errors",
+                "lost", "load", "server", "client", "machine");
+        for (Side s : new Side[] {parley, jetstream}) {
+            if (s == null) {
+                continue;
+            }
+            LoadResult r = s.r;
+            out.printf(Locale.ROOT, fmt, s.name, String.format(Locale.ROOT, "%,.0f", r.perSecond()),
+                    BenchSupport.ms(r.p50Ms()), BenchSupport.ms(r.p99Ms()), BenchSupport.ms(BenchSupport.max(r.e2e)),
+                    BenchSupport.ms(BenchSupport.pct(r.ack, 50)), BenchSupport.ms(BenchSupport.pct(r.ack, 99)),
+                    Long.toString(r.errors), Long.toString(r.lost),
+                    String.format(Locale.ROOT, "%.1f", s.loadBefore), pctOrDash(s.serverCpu), pctOrDash(s.selfCpu),
+                    pctOrDash(s.machineBusy));
+        }
+        Double ratio = parley != null && jetstream != null
+                ? BenchSupport.round(parley.r.perSecond() / jetstream.r.perSecond()) : null;
+        if (ratio != null) {
+            out.printf(Locale.ROOT, "  ratio (parley sends/s / jetstream sends/s): %.2fx%n", ratio);
+        }
+        out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
+        out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"
+                + (hubMode.equals("in-process") && parley != null ? " (hub included on the parley side)" : ""));
+        out.println("  durability at ack: parley fsyncs every accepted message before its 202 (SQLite WAL, synchronous=FULL);");
+        out.println("    jetstream " + (jetstreamSync.equals("always")
+                ? "runs with sync_interval: always (fsync before the PubAck)"
+                : "uses nats-server's default (fsync every 2 min, PubAck before fsync)")
+                + (natsVersion == null ? "" : ", nats-server " + natsVersion));
+        for (Side s : new Side[] {parley, jetstream}) {
+            if (s != null && !s.r.errorKinds.isEmpty()) {
+                out.println("  " + s.name + " errors: " + s.r.errorKinds);
+            }
+        }
+        if (output.json) {
+            Map<String, Object> o = new LinkedHashMap<>();
+            if (parley != null) {
+                o.put("parley", sideJson(parley));
+            }
+            if (jetstream != null) {
+                o.put("jetstream", sideJson(jetstream));
+            }
+            o.put("ratio", ratio);
+            o.put("senders", load.senders);
+            o.put("inboxes", targets.inboxes);
+            o.put("size", load.size);
+            o.put("warmupSeconds", window.warmup);
+            o.put("seconds", window.seconds);
+            o.put("hub", hubMode);
+            o.put("jetstreamSync", jetstreamSync);
+            o.put("jetstreamConnections", jetstreamConnections != null ? jetstreamConnections : load.senders);
+            o.put("natsServer", natsVersion);
+            o.put("cores", Runtime.getRuntime().availableProcessors());
+            out.println(Report.toJson(o));
+        }
+        out.flush();
+    }
+
+    private static Map<String, Object> sideJson(Side s) {
+        Map<String, Object> o = s.r.summary();
+        o.put("serverCpuPercent", BenchSupport.round(s.serverCpu));
+        o.put("clientCpuPercent", BenchSupport.round(s.selfCpu));
+        o.put("machineBusyPercent", BenchSupport.round(s.machineBusy));
+        o.put("loadBefore", BenchSupport.round(s.loadBefore));
+        return o;
+    }
+
+    private static String pctOrDash(double v) {
+        return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.0f%%", v);
+    }
+}

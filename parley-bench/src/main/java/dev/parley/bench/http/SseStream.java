@@ -1,0 +1,223 @@
+package dev.parley.bench.http;
+
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * One Server-Sent Events stream opened by {@link HttpConnection#openStream}: the body
+ * (chunked or close-delimited) parsed into events as its bytes arrive, lines ended by LF, CR
+ * or CR LF. It is read either on a thread of its own ({@link #run()}, blocking) or, among many,
+ * by the selector threads of an {@link SseFleet}; the listener is called on the reading thread.
+ */
+public final class SseStream implements Closeable, Runnable {
+
+    /** Receives what the stream carries. Called on the reading thread. */
+    public interface Listener {
+        /** A comment line (without the leading colon), e.g. {@code " parley ready"}. */
+        default void onComment(String text) {
+        }
+
+        /**
+         * A dispatched event. {@code id} is the parsed {@code id:} field or -1 when absent or
+         * not an integer; the data bytes are only valid during the call (and empty unless the
+         * stream keeps data).
+         */
+        void onEvent(long id, String event, byte[] data, int dataLength);
+
+        /** The stream ended: {@code error} says why, or is null when the hub closed it. Not after {@link #close()}. */
+        default void onEnd(String error) {
+        }
+    }
+
+    /** Without data kept, this much of a line is enough: comments, ids and event names are short. */
+    private static final int LINE_HEAD = 64;
+
+    final Socket socket;
+    private final InputStream in;
+    private byte[] pending;
+    private final ChunkedDecoder chunks;
+    private final ChunkedDecoder.Sink toLines = this::lines;
+    private final Listener listener;
+    private final boolean keepData;
+    private volatile boolean closed;
+
+    // the line being read: its first bytes (all of them when data is kept), and its full length
+    private byte[] line = new byte[LINE_HEAD];
+    private int lineLen;
+    private boolean lastWasCr;
+
+    // the event being assembled
+    private long id = -1;
+    private String event;
+    private byte[] data;
+    private int dataLen;
+    private boolean hasData;
+
+    SseStream(Socket socket, InputStream in, byte[] pending, boolean chunked, Listener listener,
+              boolean keepData) {
+        this.socket = socket;
+        this.in = in;
+        this.pending = pending;
+        this.chunks = chunked ? new ChunkedDecoder() : null;
+        this.listener = listener;
+        this.keepData = keepData;
+        this.data = keepData ? new byte[4096] : new byte[0];
+    }
+
+    /** Reads on this thread until the stream ends or is closed. */
+    @Override
+    public void run() {
+        byte[] buf = new byte[64 * 1024];
+        try {
+            feedPending();
+            while (true) {
+                int n = in.read(buf, 0, buf.length);
+                if (n < 0) {
+                    throw new EOFException("stream closed");
+                }
+                feed(buf, 0, n);
+            }
+        } catch (IOException | RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    /** The body bytes that came with the response head; first thing a reader feeds. */
+    void feedPending() throws IOException {
+        byte[] p = pending;
+        pending = null;
+        if (p != null && p.length > 0) {
+            feed(p, 0, p.length);
+        }
+    }
+
+    /** Body bytes as they arrived on the socket. */
+    void feed(byte[] b, int off, int len) throws IOException {
+        if (chunks == null) {
+            lines(b, off, len);
+            return;
+        }
+        int i = off;
+        int end = off + len;
+        while (i < end) {
+            i += chunks.feed(b, i, end - i, toLines);
+            if (chunks.done()) {
+                throw new EOFException("the stream ended (last chunk)");
+            }
+        }
+    }
+
+    /** Ends the stream on what stopped its reading: the end of the body is no error. */
+    void failed(Exception e) {
+        end(e instanceof EOFException ? null : e.toString());
+    }
+
+    /** Ends the stream: closes it and, unless it was closed on purpose, tells the listener. */
+    void end(String error) {
+        boolean tell = !closed;
+        close();
+        if (tell) {
+            listener.onEnd(error);
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            socket.close(); // and its channel, when it has one
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    // ---- SSE lines over the decoded body ----
+
+    private void lines(byte[] b, int off, int len) {
+        int end = off + len;
+        for (int i = off; i < end; i++) {
+            byte c = b[i];
+            if (c == '\n' || c == '\r') {
+                if (c == '\n' && lastWasCr) { // CR LF: the CR already ended the line
+                    lastWasCr = false;
+                    continue;
+                }
+                lastWasCr = c == '\r';
+                line();
+                lineLen = 0;
+                continue;
+            }
+            lastWasCr = false;
+            if (lineLen < line.length) {
+                line[lineLen] = c;
+            } else if (keepData) {
+                line = Arrays.copyOf(line, line.length * 2);
+                line[lineLen] = c;
+            }
+            lineLen++;
+        }
+    }
+
+    private void line() {
+        int n = lineLen;
+        int seen = Math.min(n, line.length); // less than n only when data is not kept
+        byte[] l = line;
+        if (n == 0) {
+            if (hasData) {
+                listener.onEvent(id, event == null ? "message" : event, data, dataLen);
+            }
+            id = -1;
+            event = null;
+            dataLen = 0;
+            hasData = false;
+            return;
+        }
+        if (l[0] == ':') {
+            listener.onComment(new String(l, 1, seen - 1, StandardCharsets.UTF_8));
+            return;
+        }
+        int colon = 0;
+        while (colon < seen && l[colon] != ':') {
+            colon++;
+        }
+        int v = Math.min(colon + 1, seen);
+        if (v < seen && l[v] == ' ') {
+            v++;
+        }
+        if (colon == 4 && l[0] == 'd' && l[1] == 'a' && l[2] == 't' && l[3] == 'a') {
+            if (keepData) {
+                int add = n - v;
+                int need = dataLen + add + (hasData ? 1 : 0);
+                if (need > data.length) {
+                    data = Arrays.copyOf(data, Math.max(need, data.length * 2));
+                }
+                if (hasData) {
+                    data[dataLen++] = '\n';
+                }
+                System.arraycopy(l, v, data, dataLen, add);
+                dataLen += add;
+            }
+            hasData = true;
+        } else if (colon == 2 && l[0] == 'i' && l[1] == 'd') {
+            long x = 0;
+            boolean ok = v < n && n == seen;
+            for (int i = v; i < seen && ok; i++) {
+                ok = l[i] >= '0' && l[i] <= '9';
+                x = x * 10 + (l[i] - '0');
+            }
+            id = ok ? x : -1;
+        } else if (colon == 5 && l[0] == 'e' && l[1] == 'v' && l[2] == 'e' && l[3] == 'n' && l[4] == 't') {
+            event = new String(l, v, seen - v, StandardCharsets.UTF_8);
+        }
+        // "retry:" and unknown fields are ignored
+    }
+}

@@ -1,0 +1,79 @@
+package dev.parley.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The quick modes of {@code bench compare}, {@code bench federation} and {@code bench growth}, run by the test command
+ * ({@code bench crash}, whose hub is {@code parley serve} in a child process, is run by the
+ * parley-cli tests). They assert correctness only (both sides produced figures, nothing was
+ * lost or duplicated) and log the ratios; timing never fails them. Without nats-server the
+ * compare and federation tests are skipped (./test installs it when it can).
+ */
+class BenchQuickTest {
+
+    private static void assertFigures(JsonNode side, String name, String context) {
+        assertTrue(side.isObject(), name + " figures missing" + context);
+        assertTrue(side.path("perSec").asDouble() > 0, name + ": no acknowledged send in the window" + context);
+        assertTrue(side.path("p50Ms").isNumber(), name + ": no p50" + context);
+        assertTrue(side.path("p99Ms").isNumber(), name + ": no p99" + context);
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void compareQuickGivesFiguresForBothSides() throws Exception {
+        Assumptions.assumeTrue(NatsServerProcess.find().isPresent(),
+                "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
+        BenchRun run = BenchRun.bench("compare", "--quick", "--json");
+        assertFigures(run.result().path("parley"), "parley", run.context());
+        assertFigures(run.result().path("jetstream"), "jetstream", run.context());
+        assertEquals(0, run.result().path("parley").path("lost").asLong(), "parley: accepted but never streamed" + run.context());
+        assertEquals(0, run.result().path("parley").path("duplicates").asLong(), run.context());
+        assertTrue(run.result().path("ratio").isNumber(), "no ratio" + run.context());
+        System.out.printf("bench compare --quick: parley/jetstream throughput ratio %.3f (parley %.0f/s p99 %.1f ms, "
+                        + "jetstream %.0f/s p99 %.1f ms); timing is logged, never asserted%n",
+                run.result().path("ratio").asDouble(), run.result().path("parley").path("perSec").asDouble(),
+                run.result().path("parley").path("p99Ms").asDouble(), run.result().path("jetstream").path("perSec").asDouble(),
+                run.result().path("jetstream").path("p99Ms").asDouble());
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void federationQuickDeliversEveryCrossGatewaySendOnce() throws Exception {
+        Assumptions.assumeTrue(NatsServerProcess.find().isPresent(),
+                "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
+        // a busy machine may deliver behind the 202s: the drain waits for every arrival, up to a minute
+        BenchRun run = BenchRun.bench("federation", "--quick", "--drain-seconds", "60", "--json");
+        JsonNode federated = run.result().path("federation");
+        assertFigures(federated, "cross-gateway", run.context());
+        assertFigures(run.result().path("singleHub"), "single hub", run.context());
+        assertEquals(0, federated.path("lost").asLong(), "cross-gateway: accepted but never streamed" + run.context());
+        assertEquals(0, federated.path("duplicates").asLong(), run.context());
+        System.out.printf("bench federation --quick: cross-gateway/single-hub ratio %.3f (cross-gateway %.0f/s p99 %.1f"
+                        + " ms); timing is logged, never asserted%n", run.result().path("ratio").asDouble(),
+                federated.path("perSec").asDouble(), federated.path("p99Ms").asDouble());
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void growthQuickMeasuresEverySize() throws Exception {
+        BenchRun run = BenchRun.bench("growth", "--quick", "--sizes", "500,5000", "--warmup", "0", "--seconds", "2", "--json");
+        JsonNode sizes = run.result().path("sizes");
+        assertEquals(2, sizes.size(), run.context());
+        for (JsonNode s : sizes) {
+            assertTrue(s.path("perSec").asDouble() > 0, "no sends at " + s.path("stored") + run.context());
+            assertEquals(0, s.path("lost").asLong(), run.context());
+        }
+        System.out.printf("bench growth --quick: sends/s at 5,000 stored / at 500 stored = %.3f (logged, never asserted)%n",
+                run.result().path("ratio").asDouble());
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+    }
+}

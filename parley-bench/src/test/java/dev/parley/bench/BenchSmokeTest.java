@@ -1,0 +1,47 @@
+package dev.parley.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.StringWriter;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs {@code parley bench send --quick --json} in this JVM. Asserts only correctness (sends
+ * were accepted, every accepted envelope reached its stream), never timing figures.
+ */
+class BenchSmokeTest {
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void quickBenchAcceptsSendsAndLosesNone() throws Exception {
+        BenchRun run = BenchRun.bench("send", "--quick", "--json");
+        JsonNode result = run.result();
+        assertTrue(result.get("accepted").asLong() > 0, "no send was accepted in the window" + run.context());
+        assertTrue(result.get("acceptedTotal").asLong() >= result.get("accepted").asLong(), run.context());
+        assertEquals(0, result.get("lost").asLong(), "accepted envelopes never seen on a stream" + run.context());
+        assertEquals(result.get("acceptedTotal").asLong(), result.get("seen").asLong(), run.context());
+        assertEquals(0, result.get("duplicatesOnStream").asLong(), "a seq arrived twice on a stream" + run.context());
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+    }
+
+    @Test
+    void benchWithoutSubcommandPrintsUsage() {
+        StringWriter out = new StringWriter();
+        assertEquals(0, BenchRun.execute(out, new StringWriter()));
+        assertTrue(out.toString().contains("send"), out.toString());
+    }
+
+    @Test
+    void aChildHubWithoutTheParleyCommandIsAUsageError() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        assertEquals(2, BenchRun.execute(out, err, "crash", "--quick"), err.toString());
+        assertTrue(err.toString().startsWith("this bench runs the hub as a child process (parley serve), which only "
+                + "the parley command can start: run it as `parley bench crash`"), err.toString());
+        assertEquals("", out.toString());
+    }
+}

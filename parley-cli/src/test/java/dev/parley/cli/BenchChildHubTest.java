@@ -1,0 +1,61 @@
+package dev.parley.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The bench scenarios whose hub is {@code parley serve} in a child process, run through the
+ * parley command as {@link Main} runs them: {@code bench crash} (SIGKILLs under load) and
+ * {@code bench streams} in their quick modes. They assert correctness only (nothing lost or
+ * read twice; every stream opened and saw the broadcast), never timing.
+ */
+class BenchChildHubTest {
+
+    /** The JSON object of the bench's last stdout line (its figures go to the test log). */
+    private static JsonNode result(CliRun run) throws Exception {
+        System.out.println(run.out().strip());
+        List<String> lines = run.out().strip().lines().toList();
+        String last = lines.isEmpty() ? "" : lines.getLast();
+        assertTrue(last.startsWith("{"), () -> "the last line should be the JSON result\n" + run.describe());
+        return HubClient.JSON.readTree(last);
+    }
+
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void crashQuickLosesAndRepeatsNothing() throws Exception {
+        CliRun run = CliRun.parley("bench", "crash", "--kills", "2", "--quick", "--json");
+        JsonNode r = result(run);
+        assertTrue(r.path("accepted").asLong() > 0, () -> "nothing was accepted\n" + run.describe());
+        assertEquals(2, r.path("kills").asInt(), run::describe);
+        assertEquals(0, r.path("lost").asLong(), () -> "accepted envelopes the cursor readers never saw\n" + run.describe());
+        assertEquals(0, r.path("duplicates").asLong(), () -> "an envelope id read twice\n" + run.describe());
+        assertEquals(0, r.path("storeMissing").asLong(), () -> "accepted envelopes missing from the store\n" + run.describe());
+        assertEquals(0, r.path("storeIdsTwice").asLong(), run::describe);
+        assertEquals(0, r.path("storeUnclaimed").asLong(), () -> "envelopes no answer named\n" + run.describe());
+        assertEquals(0, r.path("seqRegressions").asLong(), run::describe);
+        assertEquals(0, run.exit, run::describe);
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void streamsQuickDeliversTheBroadcastToEveryStream() throws Exception {
+        CliRun run = CliRun.parley("bench", "streams", "--quick", "--json");
+        JsonNode r = result(run);
+        int count = r.get("count").asInt();
+        assertTrue(count > 0, run::describe);
+        assertEquals(count, r.get("ready").asInt(), () -> "every stream should have opened\n" + run.describe());
+        assertEquals(0, r.get("failed").asInt(), run::describe);
+        assertEquals(count, r.get("broadcastDelivered").asInt(), () -> "the broadcast should reach every node\n" + run.describe());
+        assertEquals(count, r.get("broadcastSeen").asInt(), () -> "every stream should see the broadcast\n" + run.describe());
+        assertEquals(0, r.get("broadcastMissed").asInt(), run::describe);
+        assertTrue(r.get("hubInChildProcess").asBoolean(), () -> "the hub runs as a child process by default\n" + run.describe());
+        assertTrue(r.get("rssMiB").asDouble() > 0, () -> "the hub's RSS should be read\n" + run.describe());
+        assertEquals(0, run.exit, run::describe);
+    }
+}

@@ -1,0 +1,217 @@
+package dev.parley.core;
+
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The receiving side of federation. Another gateway's word is not trusted: before an
+ * inbound envelope enters a local inbox, the source gateway must own its sender in the
+ * state room (as mirrored into the {@link Graph}), this hub must own its target, and the
+ * same {@link AccessPolicy} that the sender's gateway asked must allow the send (a reply,
+ * its original). What fails is refused, audited and never delivered; the source's cursor
+ * moves past it either way, so one bad record never stops ingestion. Records are taken in
+ * batches, each committed in one transaction with its cursor.
+ */
+public final class Arrivals {
+
+    /** What became of one inbound record. */
+    public enum Outcome {
+        /** Committed to a local inbox (an envelope) or folded into a timeline (a step). */
+        TAKEN,
+        /** Already here (a redelivery after a restart): nothing written but the cursor. */
+        DUPLICATE,
+        /** Refused by the checks above, audited. */
+        REFUSED,
+        /** Unreadable or oversized, audited. */
+        UNREADABLE
+    }
+
+    private final Graph graph;
+    private final AccessPolicy policy;
+    private final EventStore store;
+    private final FederationStore federation;
+    private final TopicStore topics;
+    private final InstantSource clock;
+
+    public Arrivals(Graph graph, AccessPolicy policy, EventStore store, FederationStore federation, TopicStore topics,
+                    InstantSource clock) {
+        this.graph = graph;
+        this.topics = topics;
+        this.policy = policy;
+        this.store = store;
+        this.federation = federation;
+        this.clock = clock;
+    }
+
+    /** One record of another gateway's outbox, read but not yet judged. */
+    public sealed interface Record {
+        /** Where the record stands in its source's outbox stream. */
+        long streamSeq();
+
+        /** An envelope the source published for a node of this hub. */
+        record Mail(long streamSeq, Envelope envelope) implements Record {
+        }
+
+        /** A step the source reports of an envelope sent from here to one of its nodes. */
+        record Step(long streamSeq, RemoteStep step) implements Record {
+        }
+
+        /** A record that cannot be read (or is too large), with why. */
+        record Unreadable(long streamSeq, String why) implements Record {
+        }
+    }
+
+    /**
+     * Judges a batch of records of gateway {@code source}, in stream order, and commits it in
+     * one transaction with the source's cursor at the last record (one fsync for the batch).
+     * Answers each record's outcome, in order. All or nothing: when the store fails, nothing
+     * of the batch is committed and the caller takes the same batch again.
+     */
+    public List<Outcome> take(String source, List<Record> batch) {
+        List<FederationStore.Inbound> decided = new ArrayList<>(batch.size());
+        List<Outcome> judged = new ArrayList<>(batch.size());
+        for (Record record : batch) {
+            FederationStore.Inbound inbound = switch (record) {
+                case Record.Mail mail -> envelope(source, mail);
+                case Record.Step step -> step(source, step);
+                case Record.Unreadable unreadable -> new FederationStore.Inbound.Skip(unreadable.streamSeq(),
+                        actor(source).deny("outbox:" + source + "#" + unreadable.streamSeq(),
+                                "unreadable record skipped: " + unreadable.why(), policy.version()));
+            };
+            decided.add(inbound);
+            judged.add(switch (inbound) {
+                case FederationStore.Inbound.Skip skip -> record instanceof Record.Unreadable ? Outcome.UNREADABLE
+                        : Outcome.REFUSED;
+                case FederationStore.Inbound.Refused refused -> Outcome.REFUSED;
+                case FederationStore.Inbound.Mail m -> Outcome.TAKEN;
+                case FederationStore.Inbound.Step s -> Outcome.TAKEN;
+            });
+        }
+        List<Boolean> changed = federation.take(source, decided);
+        List<Outcome> outcomes = new ArrayList<>(judged.size());
+        for (int i = 0; i < judged.size(); i++) {
+            outcomes.add(judged.get(i) == Outcome.TAKEN && !changed.get(i) ? Outcome.DUPLICATE : judged.get(i));
+        }
+        return outcomes;
+    }
+
+    private FederationStore.Inbound envelope(String source, Record.Mail mail) {
+        Envelope envelope = mail.envelope();
+        Actor actor = actor(source);
+        String target = envelope.to().value();
+        AclDecision decision = decide(source, envelope, actor);
+        if (decision instanceof AclDecision.Denied denied) {
+            AuditEntry audit = new AuditEntry(actor.at(), actor.name(), actor.action(), target,
+                    AuditEntry.Decision.DENY, denied.reason(), Optional.of(envelope.id()), denied.policyVersion(),
+                    denied.rule());
+            // The sender's gateway learns of the refusal (a failed step), so it neither waits for nor
+            // publishes again what will never be taken; a record from a gateway that does not own its
+            // sender is only audited, so that forged records cannot make this gateway write to a third.
+            return graph.owner(envelope.from()).equals(Optional.of(source))
+                    ? new FederationStore.Inbound.Refused(mail.streamSeq(), envelope, audit)
+                    : new FederationStore.Inbound.Skip(mail.streamSeq(), audit);
+        }
+        AclDecision.Allowed allowed = (AclDecision.Allowed) decision;
+        return new FederationStore.Inbound.Mail(mail.streamSeq(), envelope, actor.allow(target, "from gateway "
+                + source + " (" + allowed.why() + ")", Optional.of(envelope.id()), allowed.policyVersion(),
+                allowed.rule()));
+    }
+
+    private FederationStore.Inbound step(String source, Record.Step record) {
+        RemoteStep step = record.step();
+        Optional<MessageRecord> sent = store.message(step.ref());
+        if (sent.isEmpty() || graph.owner(sent.get().envelope().from()).isPresent()
+                || !graph.owner(sent.get().envelope().to()).equals(Optional.of(source))) {
+            return new FederationStore.Inbound.Skip(record.streamSeq(), actor(source).deny(step.ref(), "gateway "
+                    + source + " reported " + step.state().wire() + " for an envelope it does not hold from this"
+                    + " gateway", policy.version()));
+        }
+        return new FederationStore.Inbound.Step(record.streamSeq(), step);
+    }
+
+    private AclDecision decide(String source, Envelope envelope, Actor actor) {
+        Optional<Node> sender = graph.node(envelope.from());
+        Optional<Node> target = graph.node(envelope.to());
+        String version = policy.version();
+        if (sender.isEmpty() || !graph.owner(envelope.from()).equals(Optional.of(source))) {
+            return denied("gateway " + source + " does not own sender " + envelope.from() + " in the state room",
+                    version);
+        }
+        if (target.isEmpty() || graph.owner(envelope.to()).isPresent()) {
+            return denied("target " + envelope.to() + " is not a node of this gateway", version);
+        }
+        if (envelope.trace().route() == Route.REPLY) {
+            boolean answers = envelope.corrId().flatMap(store::message)
+                    .map(original -> original.envelope().from().equals(envelope.to())
+                            && original.envelope().to().equals(envelope.from()))
+                    .orElse(false);
+            return answers ? new AclDecision.Allowed(Route.REPLY, null, Optional.empty(), version)
+                    : denied("a reply must answer an envelope its target sent to its sender", version);
+        }
+        Payload payload = new Payload(envelope.text(), envelope.data(), envelope.corrId(), envelope.threadId(),
+                envelope.messageId(), envelope.meta());
+        RuleInput.EnvelopeFacts facts = RuleInput.EnvelopeFacts.of(envelope.kind(), payload, envelope.topic());
+        // A route that widens reach carries only its own kind, as a publication here would make it.
+        if (envelope.trace().route() == Route.TOPIC) {
+            return !envelope.kind().equals(Topics.EVENT_KIND)
+                    ? denied("a topic event must be of kind " + Topics.EVENT_KIND, version)
+                    : topicEvent(envelope, sender.get(), target.get(), facts, actor.at());
+        }
+        if (envelope.trace().route() == Route.BROADCAST) {
+            return !envelope.kind().equals(Broadcasts.KIND)
+                    ? denied("a broadcast must be of kind " + Broadcasts.KIND, version)
+                    : broadcast(sender.get(), target.get(), facts, actor.at());
+        }
+        return policy.decide(sender.get(), target.get(), facts, actor.at());
+    }
+
+    /** A topic event: its target must be subscribed here, and the publisher reach it as a publication here would. */
+    private AclDecision topicEvent(Envelope envelope, Node publisher, Node target, RuleInput.EnvelopeFacts facts,
+                                   Instant at) {
+        AccessPolicy.Check check = policy.check(at);
+        Optional<TopicName> topic = envelope.topic().flatMap(Arrivals::topicName);
+        if (topic.isEmpty()) {
+            return denied("a topic event must name a valid topic", check.policyVersion());
+        }
+        if (topics.subscribers(topic.get()).stream().noneMatch(s -> s.node().equals(target.id()))) {
+            return denied(target.id() + " is not subscribed to topic " + topic.get().value() + " here",
+                    check.policyVersion());
+        }
+        return check.decide(RuleInput.Party.of(publisher, graph), target, facts,
+                () -> Topics.reach(check, publisher, target, topic.get(),
+                        graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic.get()), at)));
+    }
+
+    /**
+     * A node's broadcast: the target must be in one of the sender's groups, as a broadcast
+     * here would select it; rules that deny apply, rules that allow cannot widen it.
+     */
+    private AclDecision broadcast(Node sender, Node target, RuleInput.EnvelopeFacts facts, Instant at) {
+        AccessPolicy.Check check = policy.check(at);
+        if (!sender.sharesGroupWith(target)) {
+            return denied("a broadcast of " + sender.id() + " reaches only its own groups, not " + target.id(),
+                    check.policyVersion());
+        }
+        return check.decide(RuleInput.Party.of(sender, graph), target, facts,
+                () -> check.allowed(Route.BROADCAST, null));
+    }
+
+    private static Optional<TopicName> topicName(String value) {
+        try {
+            return Optional.of(TopicName.of(value));
+        } catch (ParleyException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static AclDecision.Denied denied(String reason, String version) {
+        return new AclDecision.Denied(reason, Optional.empty(), version);
+    }
+
+    private Actor actor(String source) {
+        return new Actor("gateway:" + source, "federation.ingest", clock.instant());
+    }
+}

@@ -1,0 +1,30 @@
+package dev.parley.core;
+
+
+/**
+ * One record this hub owes another gateway (the transactional outbox), in the order it
+ * was committed: {@code pos}. Cleared once the gateway's outbox stream acknowledged it.
+ */
+public sealed interface Outgoing {
+    long pos();
+
+    /** The gateway it is routed to. */
+    String gateway();
+
+    /** The id that makes a publication idempotent (the stream's duplicate window, the receiver's dedupe). */
+    String dedupeId();
+
+    /** An envelope for a node {@code gateway} owns. */
+    record Mail(long pos, String gateway, Envelope envelope) implements Outgoing {
+        public String dedupeId() {
+            return envelope.id();
+        }
+    }
+
+    /** A step of an envelope sent from a node {@code gateway} owns, for the sender's timeline. */
+    record Ack(long pos, String gateway, RemoteStep step) implements Outgoing {
+        public String dedupeId() {
+            return step.ref() + ":" + step.state().wire();
+        }
+    }
+}

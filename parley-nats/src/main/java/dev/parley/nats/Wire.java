@@ -1,0 +1,250 @@
+package dev.parley.nats;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.DeliveryState;
+import dev.parley.core.Envelope;
+import dev.parley.core.Grant;
+import dev.parley.core.GrantTarget;
+import dev.parley.core.JsonText;
+import dev.parley.core.Node;
+import dev.parley.core.NodeId;
+import dev.parley.core.NodeKind;
+import dev.parley.core.RemoteStep;
+import dev.parley.core.Subscription;
+import dev.parley.core.TopicName;
+import dev.parley.core.Route;
+import dev.parley.core.Trace;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What gateways write to NATS, as JSON: outbox records (an envelope, or a step of one) and
+ * state room entries (a node with its owner, a grant, a presence beat). Reading throws
+ * {@link Unreadable} for anything that is not a complete record, never a library exception.
+ */
+final class Wire {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Wire() {
+    }
+
+    /** A record that does not parse. */
+    static final class Unreadable extends Exception {
+        Unreadable(String message) {
+            super(message);
+        }
+    }
+
+    /** One outbox record. */
+    sealed interface Record {
+        record Mail(Envelope envelope) implements Record {
+        }
+
+        record Step(RemoteStep step) implements Record {
+        }
+    }
+
+    /** A node entry of the state room. */
+    /** A node as its owner put it in the state room; {@code deletedAt} once its owner deleted it. */
+    record NodeEntry(Node node, String owner, Optional<Instant> deletedAt) {
+    }
+
+    static byte[] mail(Envelope e) {
+        ObjectNode out = JSON.createObjectNode();
+        out.put("type", "envelope");
+        out.put("id", e.id());
+        out.put("from", e.from().value());
+        out.put("to", e.to().value());
+        out.put("kind", e.kind());
+        e.text().ifPresent(t -> out.put("text", t));
+        e.data().ifPresent(d -> out.put("data", d.json()));
+        e.corrId().ifPresent(c -> out.put("corrId", c));
+        e.threadId().ifPresent(t -> out.put("threadId", t));
+        e.topic().ifPresent(t -> out.put("topic", t));
+        ObjectNode meta = out.putObject("meta");
+        e.meta().forEach(meta::put);
+        out.put("createdAt", e.createdAt().toEpochMilli());
+        out.put("attempt", e.trace().attempt());
+        out.put("route", e.trace().route().wire());
+        out.put("policyVersion", e.trace().policyVersion());
+        e.trace().rule().ifPresent(r -> out.put("rule", r));
+        return bytes(out);
+    }
+
+    static byte[] step(RemoteStep step) {
+        ObjectNode out = JSON.createObjectNode();
+        out.put("type", "step");
+        out.put("ref", step.ref());
+        out.put("state", step.state().wire());
+        out.put("at", step.at().toEpochMilli());
+        out.put("detail", step.detail());
+        return bytes(out);
+    }
+
+    static Record record(byte[] data) throws Unreadable {
+        JsonNode in = tree(data);
+        try {
+            return switch (text(in, "type")) {
+                case "envelope" -> new Record.Mail(new Envelope(text(in, "id"), 0, NodeId.of(text(in, "from")),
+                        NodeId.of(text(in, "to")), text(in, "kind"), optional(in, "text"),
+                        optional(in, "data").map(JsonText::new), optional(in, "corrId"), optional(in, "threadId"),
+                        optional(in, "topic"), Optional.empty(), stringMap(in.get("meta")),
+                        Instant.ofEpochMilli(number(in, "createdAt")),
+                        new Trace((int) number(in, "attempt"), Route.parse(text(in, "route")),
+                                text(in, "policyVersion"), optional(in, "rule"))));
+                case "step" -> new Record.Step(new RemoteStep(text(in, "ref"), DeliveryState.parse(text(in, "state")),
+                        Instant.ofEpochMilli(number(in, "at")), text(in, "detail")));
+                default -> throw new Unreadable("unknown record type " + text(in, "type"));
+            };
+        } catch (RuntimeException e) {
+            throw new Unreadable("not a valid outbox record: " + e.getMessage());
+        }
+    }
+
+    static byte[] node(Node node, String owner) {
+        return node(node, owner, Optional.empty());
+    }
+
+    static byte[] node(Node node, String owner, Optional<Instant> deletedAt) {
+        ObjectNode out = JSON.createObjectNode();
+        out.put("id", node.id().value());
+        out.put("kind", node.kind().wire());
+        node.parent().ifPresent(p -> out.put("parent", p.value()));
+        ObjectNode labels = out.putObject("labels");
+        node.labels().forEach(labels::put);
+        out.put("depth", node.depth());
+        out.put("createdAt", node.createdAt().toEpochMilli());
+        out.put("owner", owner);
+        deletedAt.ifPresent(at -> out.put("deletedAt", at.toEpochMilli()));
+        return bytes(out);
+    }
+
+    static NodeEntry node(byte[] data) throws Unreadable {
+        JsonNode in = tree(data);
+        try {
+            return new NodeEntry(new Node(NodeId.of(text(in, "id")), NodeKind.parse(text(in, "kind")),
+                    optional(in, "parent").map(NodeId::of), stringMap(in.get("labels")), (int) number(in, "depth"),
+                    Instant.ofEpochMilli(number(in, "createdAt"))), text(in, "owner"),
+                    in.hasNonNull("deletedAt") ? Optional.of(Instant.ofEpochMilli(number(in, "deletedAt")))
+                            : Optional.empty());
+        } catch (RuntimeException e) {
+            throw new Unreadable("not a valid node entry: " + e.getMessage());
+        }
+    }
+
+    static byte[] grant(Grant grant) {
+        ObjectNode out = JSON.createObjectNode();
+        out.put("id", grant.id());
+        out.put("from", grant.from().value());
+        out.put("to", grant.to().wire());
+        grant.expiresAt().ifPresent(t -> out.put("expiresAt", t.toEpochMilli()));
+        out.put("note", grant.note());
+        out.put("createdAt", grant.createdAt().toEpochMilli());
+        return bytes(out);
+    }
+
+    static Grant grant(byte[] data) throws Unreadable {
+        JsonNode in = tree(data);
+        try {
+            return new Grant(text(in, "id"), NodeId.of(text(in, "from")), GrantTarget.parse(text(in, "to")),
+                    in.hasNonNull("expiresAt") ? Optional.of(Instant.ofEpochMilli(number(in, "expiresAt")))
+                            : Optional.empty(), text(in, "note"), Instant.ofEpochMilli(number(in, "createdAt")));
+        } catch (RuntimeException e) {
+            throw new Unreadable("not a valid grant entry: " + e.getMessage());
+        }
+    }
+
+    static byte[] presence(String gateway, String version, Instant at) {
+        ObjectNode out = JSON.createObjectNode();
+        out.put("gateway", gateway);
+        out.put("version", version);
+        out.put("at", at.toEpochMilli());
+        return bytes(out);
+    }
+
+    static byte[] subscription(Subscription subscription) {
+        ObjectNode out = JSON.createObjectNode();
+        out.put("topic", subscription.topic().value());
+        out.put("node", subscription.node().value());
+        out.put("createdAt", subscription.createdAt().toEpochMilli());
+        return bytes(out);
+    }
+
+    static Subscription subscription(byte[] data) throws Unreadable {
+        JsonNode in = tree(data);
+        try {
+            return new Subscription(TopicName.of(text(in, "topic")), NodeId.of(text(in, "node")),
+                    Instant.ofEpochMilli(number(in, "createdAt")));
+        } catch (RuntimeException e) {
+            throw new Unreadable("not a valid subscription entry: " + e.getMessage());
+        }
+    }
+
+    /** A presence beat: the gateway, the version it runs, and when it beat. */
+    record Beat(String gateway, String version, Instant at) {
+    }
+
+    static Beat presence(byte[] data) throws Unreadable {
+        JsonNode in = tree(data);
+        try {
+            return new Beat(text(in, "gateway"), text(in, "version"), Instant.ofEpochMilli(number(in, "at")));
+        } catch (RuntimeException e) {
+            throw new Unreadable("not a valid presence entry: " + e.getMessage());
+        }
+    }
+
+    private static JsonNode tree(byte[] data) throws Unreadable {
+        try {
+            JsonNode in = JSON.readTree(data);
+            if (in == null || !in.isObject()) {
+                throw new Unreadable("not a JSON object");
+            }
+            return in;
+        } catch (IOException e) {
+            throw new Unreadable("not JSON");
+        }
+    }
+
+    private static String text(JsonNode in, String field) {
+        JsonNode value = in.get(field);
+        if (value == null || !value.isTextual()) {
+            throw new IllegalArgumentException("missing text field " + field);
+        }
+        return value.asText();
+    }
+
+    private static long number(JsonNode in, String field) {
+        JsonNode value = in.get(field);
+        if (value == null || !value.canConvertToLong()) {
+            throw new IllegalArgumentException("missing number field " + field);
+        }
+        return value.asLong();
+    }
+
+    private static Optional<String> optional(JsonNode in, String field) {
+        JsonNode value = in.get(field);
+        return value == null || value.isNull() ? Optional.empty() : Optional.of(value.asText());
+    }
+
+    private static Map<String, String> stringMap(JsonNode in) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (in != null && in.isObject()) {
+            in.properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+        }
+        return out;
+    }
+
+    private static byte[] bytes(ObjectNode out) {
+        try {
+            return JSON.writeValueAsBytes(out);
+        } catch (IOException e) {
+            throw new IllegalStateException("a JSON tree always serializes", e);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.parley.server.federation;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.nats.testing.NatsServer;
+import dev.parley.server.it.HubFixture;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static dev.parley.server.it.HubFixture.obj;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Three gateways as three OS processes on one nats-server: sends, replies, acks, topics and
+ * broadcasts across them, and the sender's timelines show what happened on the other hosts.
+ */
+class GatewayProcessesTest {
+    private static final String ADMIN = "pa_gateway-processes-test-admin-0123456789ab";
+    /** A fresh JVM on a loaded two-core machine may take long to answer; a bound for a hang, not a measure. */
+    private static final Duration STARTUP = Duration.ofSeconds(120);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path tmp;
+
+    @BeforeEach
+    void needsNatsServer() {
+        assumeTrue(NatsServer.installed(), "nats-server is not installed (apt-get install nats-server): skipped");
+    }
+
+    @Test
+    void threeGatewayProcessesSendReplyAckPublishAndBroadcastAcrossEachOther() throws Exception {
+        List<Process> processes = new ArrayList<>();
+        try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"))) {
+            List<HubFixture> gateways = new ArrayList<>();
+            for (String id : List.of("a", "b", "c")) {
+                int port = GatewayProcess.freePort();
+                processes.add(GatewayProcess.spawn(tmp.resolve("data-" + id), port, ADMIN, id, nats.url(),
+                        tmp.resolve("gateway-" + id + ".log")));
+                gateways.add(HubFixture.remote("http://127.0.0.1:" + port, ADMIN));
+            }
+            for (HubFixture gw : gateways) {
+                await().atMost(STARTUP).ignoreExceptions().until(() -> gw.get(null, "/healthz").status() == 200);
+            }
+            run(gateways.get(0), gateways.get(1), gateways.get(2));
+        } finally {
+            for (Process p : processes) {
+                p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private void run(HubFixture a, HubFixture b, HubFixture c) {
+        String lead = a.createNode("lead", null);
+        await().atMost(WAIT).until(() -> b.get(b.admin(), "/v1/nodes/lead").status() == 200
+                && c.get(c.admin(), "/v1/nodes/lead").status() == 200);
+        String worker = b.createNodeResp(b.admin(), "worker", "lead").text("token");
+        String helper = c.createNodeResp(c.admin(), "helper", "lead").text("token");
+        await().atMost(WAIT).until(() -> a.get(a.admin(), "/v1/nodes/worker").status() == 200
+                && a.get(a.admin(), "/v1/nodes/helper").status() == 200 && b.get(b.admin(), "/v1/nodes/helper")
+                .status() == 200 && c.get(c.admin(), "/v1/nodes/worker").status() == 200);
+
+        // a -> b: a send, read on b, replied on b; a's timeline shows each step on b.
+        String asked = a.sendOk(lead, "worker", "status?").text("id");
+        await().atMost(WAIT).until(() -> texts(b.inbox(worker)).contains("status?"));
+        assertEquals(202, b.post(worker, "/v1/messages/" + asked + "/reply", obj("text", "all green")).status());
+        await().atMost(WAIT).until(() -> a.inbox(lead).stream().anyMatch(e -> "reply".equals(e.get("kind").asText())
+                && asked.equals(e.get("corrId").asText()) && "all green".equals(e.get("text").asText())));
+        await().atMost(WAIT).until(() -> "replied".equals(a.get(lead, "/v1/messages/" + asked).text("state")));
+        String timeline = a.get(lead, "/v1/messages/" + asked).get("timeline").toString();
+        assertEquals(true, timeline.contains("accepted by b") && timeline.contains("on b: "), timeline);
+
+        // a -> c: a send acked as processed on c.
+        String job = a.sendOk(lead, "helper", "do it").text("id");
+        await().atMost(WAIT).until(() -> texts(c.inbox(helper)).contains("do it"));
+        assertEquals(200, c.post(helper, "/v1/messages/" + job + "/ack", obj("status", "processed")).status());
+        await().atMost(WAIT).until(() -> "processed".equals(a.get(lead, "/v1/messages/" + job).text("state")));
+
+        // b -> c: a topic event from worker to its sibling's subscription on c.
+        assertEquals(201, c.post(helper, "/v1/topics/ops/subscriptions", obj()).status());
+        await().atMost(WAIT).until(() -> b.get(b.admin(), "/v1/topics/ops/subscriptions").items().size() == 1);
+        assertEquals(1, b.post(worker, "/v1/topics/ops/events", obj("text", "deployed")).json().get("delivered")
+                .asInt());
+        await().atMost(WAIT).until(() -> texts(c.inbox(helper)).contains("deployed"));
+
+        // a -> b and c: lead's broadcast to the group it leads.
+        assertEquals(2, a.post(lead, "/v1/broadcasts", obj("text", "stand-up")).json().get("delivered").asInt());
+        await().atMost(WAIT).until(() -> texts(b.inbox(worker)).contains("stand-up")
+                && texts(c.inbox(helper)).contains("stand-up"));
+    }
+
+    private static List<String> texts(List<JsonNode> inbox) {
+        return inbox.stream().map(e -> e.get("text").asText()).toList();
+    }
+}
