@@ -41,7 +41,8 @@ class A2aSlowReaderTest {
 
     @Test
     void aSubscriberThatStopsReadingIsCutWhileTheOthersCarryOn() {
-        try (HubFixture hub = HubFixture.start(dir, c -> c.withSlowReaderTimeout(SLOW_READER_TIMEOUT))) {
+        try (HubFixture hub = HubFixture.start(dir,
+                c -> HubFixture.unthrottled(c.withSlowReaderTimeout(SLOW_READER_TIMEOUT)))) { // 600 updates, at full speed
             String lead = hub.createNode("lead", null);
             String worker = hub.createNode("worker", "lead");
             Resp sent = hub.request("POST", "/a2a/worker", lead, rpc("SendMessage", "{\"message\":{\"messageId\":\""

@@ -43,7 +43,8 @@ class ReadingModesTest {
 
     @BeforeAll
     static void startHub() {
-        hub = HubFixture.start(dataDir, c -> c.withHeartbeat(Duration.ofMillis(300)));
+        // one sender makes 900 sends and one reader 600 acks, as fast as they go
+        hub = HubFixture.start(dataDir, c -> HubFixture.unthrottled(c.withHeartbeat(Duration.ofMillis(300))));
     }
 
     @AfterAll
