@@ -240,7 +240,8 @@ public final class Admission {
         return "exchange:" + invite.id();
     }
 
-    private static String reason(ParleyException e) {
+    /** How a refusal reads in the audit log: its code, then its sentence. */
+    static String reason(ParleyException e) {
         return e.code().wire() + ": " + e.getMessage();
     }
 

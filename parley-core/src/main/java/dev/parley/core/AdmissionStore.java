@@ -38,6 +38,16 @@ public interface AdmissionStore {
     /** The public key (base64url, raw Ed25519) a node was admitted with, if any. */
     Optional<String> publicKey(NodeId node);
 
+    void createGatewayInvite(GatewayInvite invite, String tokenHash, AuditEntry audit);
+
+    Optional<GatewayInvite> gatewayInviteByTokenHash(String tokenHash);
+
+    /**
+     * Marks the gateway invite used at {@code at}, with {@code audit}, in one transaction;
+     * answers false, writing nothing, when it already was.
+     */
+    boolean useGatewayInvite(String id, Instant at, AuditEntry audit);
+
     /** Writes {@code entry}, returning once it is committed. */
     void audit(AuditEntry entry);
 

@@ -50,6 +50,7 @@ public enum ErrorCode {
     NODE_MISMATCH(403),
     /** An invite already redeemed. */
     TOKEN_ALREADY_USED(409),
+    NO_NATS_AUTHORITY(409),
     /** A nonce already used with this invite (or for this node's proofs). */
     REPLAY_DETECTED(409),
     /** A ticket already redeemed, or one whose invite was already redeemed. */

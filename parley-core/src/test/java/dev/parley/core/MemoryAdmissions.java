@@ -93,4 +93,31 @@ final class MemoryAdmissions implements AdmissionStore {
     public synchronized void auditLater(AuditEntry entry) {
         audit.add(entry);
     }
+
+    private final Map<String, GatewayInvite> gatewayInvites = new HashMap<>();
+
+    @Override
+    public synchronized void createGatewayInvite(GatewayInvite invite, String tokenHash, AuditEntry entry) {
+        gatewayInvites.put(tokenHash, invite);
+        audit.add(entry);
+    }
+
+    @Override
+    public synchronized Optional<GatewayInvite> gatewayInviteByTokenHash(String tokenHash) {
+        return Optional.ofNullable(gatewayInvites.get(tokenHash));
+    }
+
+    @Override
+    public synchronized boolean useGatewayInvite(String id, Instant at, AuditEntry entry) {
+        for (var e : gatewayInvites.entrySet()) {
+            GatewayInvite invite = e.getValue();
+            if (invite.id().equals(id) && invite.redeemedAt().isEmpty()) {
+                e.setValue(new GatewayInvite(invite.id(), invite.gateway(), invite.createdAt(), invite.expiresAt(),
+                        Optional.of(at)));
+                audit.add(entry);
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -23,7 +23,8 @@ final class Migrations {
             "V4__policy.sql",
             "V5__task_webhooks.sql",
             "V6__federation.sql",
-            "V7__relay_positions.sql");
+            "V7__relay_positions.sql",
+            "V8__gateway_invites.sql");
 
     private Migrations() {
     }

@@ -78,4 +78,10 @@ final class Rows {
             statement.setNull(index, Types.INTEGER);
         }
     }
+
+    /** An epoch-milliseconds column that may be NULL. */
+    static Optional<Instant> optionalMillis(ResultSet rs, int index) throws SQLException {
+        long millis = rs.getLong(index);
+        return rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(millis));
+    }
 }

@@ -3,6 +3,7 @@ package dev.parley.store;
 import dev.parley.core.AdmissionStore;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.ErrorCode;
+import dev.parley.core.GatewayInvite;
 import dev.parley.core.Invite;
 import dev.parley.core.LimitStore;
 import dev.parley.core.Node;
@@ -164,6 +165,53 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
     }
 
     @Override
+    public void createGatewayInvite(GatewayInvite invite, String tokenHash, AuditEntry audit) {
+        writer.submit(tx -> {
+            var insert = tx.statements().get("INSERT INTO gateway_invites (id, token_hash, gateway, created_at,"
+                    + " expires_at) VALUES (?, ?, ?, ?, ?)");
+            insert.setString(1, invite.id());
+            insert.setString(2, tokenHash);
+            insert.setString(3, invite.gateway());
+            insert.setLong(4, invite.createdAt().toEpochMilli());
+            insert.setLong(5, invite.expiresAt().toEpochMilli());
+            insert.executeUpdate();
+            Ledger.insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<GatewayInvite> gatewayInviteByTokenHash(String tokenHash) {
+        return readers.read(s -> {
+            var select = s.get("SELECT id, gateway, created_at, expires_at, redeemed_at FROM gateway_invites"
+                    + " WHERE token_hash = ?");
+            select.setString(1, tokenHash);
+            try (var rs = select.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new GatewayInvite(rs.getString(1), rs.getString(2),
+                        Instant.ofEpochMilli(rs.getLong(3)), Instant.ofEpochMilli(rs.getLong(4)),
+                        Rows.optionalMillis(rs, 5)));
+            }
+        });
+    }
+
+    @Override
+    public boolean useGatewayInvite(String id, Instant at, AuditEntry audit) {
+        return writer.submit(tx -> {
+            var use = tx.statements().get("UPDATE gateway_invites SET redeemed_at = ? WHERE id = ? AND redeemed_at IS NULL");
+            use.setLong(1, at.toEpochMilli());
+            use.setString(2, id);
+            if (use.executeUpdate() == 0) {
+                return false;
+            }
+            Ledger.insertAudit(tx.statements(), audit);
+            return true;
+        });
+    }
+
+    @Override
     public Optional<String> publicKey(NodeId node) {
         return readers.read(s -> {
             var select = s.get("SELECT public_key FROM node_keys WHERE node_id = ?");
@@ -237,8 +285,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
     }
 
     private static Invite invite(ResultSet rs) throws SQLException {
-        long redeemed = rs.getLong(9);
-        Optional<Instant> redeemedAt = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(redeemed));
+        Optional<Instant> redeemedAt = Rows.optionalMillis(rs, 9);
         return new Invite(rs.getString(1), Optional.ofNullable(rs.getString(2)).map(NodeId::new),
                 NodeKind.parse(rs.getString(3)), Optional.ofNullable(rs.getString(4)).map(NodeId::new),
                 Rows.stringMap(rs.getString(5)), Optional.ofNullable(rs.getString(6)).map(NodeId::new),

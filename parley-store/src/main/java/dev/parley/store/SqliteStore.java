@@ -173,8 +173,7 @@ public final class SqliteStore implements EventStore {
             List<Grant> grants = new ArrayList<>();
             try (var rs = s.get("SELECT id, from_node, to_node, expires_at, note, created_at FROM grants").executeQuery()) {
                 while (rs.next()) {
-                    long expires = rs.getLong(4);
-                    Optional<Instant> expiresAt = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(expires));
+                    Optional<Instant> expiresAt = Rows.optionalMillis(rs, 4);
                     grants.add(new Grant(rs.getString(1), new NodeId(rs.getString(2)), GrantTarget.parse(rs.getString(3)),
                             expiresAt, rs.getString(5), Instant.ofEpochMilli(rs.getLong(6))));
                 }

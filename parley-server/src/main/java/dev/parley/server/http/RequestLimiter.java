@@ -67,7 +67,7 @@ public final class RequestLimiter {
     /** One bucket per admission route, not per path: unknown paths share one, so they cannot multiply buckets. */
     private static String family(String path) {
         return switch (path) {
-            case "/v1/auth/exchange", "/v1/auth/redeem" -> path;
+            case "/v1/auth/exchange", "/v1/auth/redeem", "/v1/auth/gateway" -> path;
             default -> ADMISSION_PREFIX + "*";
         };
     }

@@ -55,8 +55,7 @@ public final class OpsRoutes {
     public void register(Routes routes) {
         routes.get("/healthz", this::health)
                 .get("/metrics", this::metrics)
-                .get("/v1/audit", this::audit)
-                .get("/v1/gateways", this::gateways);
+                .get("/v1/audit", this::audit);
     }
 
     /**
@@ -82,42 +81,6 @@ public final class OpsRoutes {
         out.put("status", "degraded");
         out.put("store", now.wire());
         ex.json(503, out);
-    }
-
-    /**
-     * The admin's view of the federation from this gateway: its mode, spool and counters, and
-     * every gateway seen in presence with its version, last beat, whether it counts as present,
-     * and this gateway's ingest cursor on it. A single-host hub answers 404: it is no gateway.
-     */
-    private void gateways(Exchange ex) {
-        if (!(ex.caller() instanceof Principal.Admin)) {
-            throw new ParleyException(ErrorCode.FORBIDDEN, "the federation's view is the admin's");
-        }
-        FederationStatus f = federation.get().orElseThrow(() -> new ParleyException(ErrorCode.NOT_FOUND,
-                "this hub is not a gateway: it runs without --gateway and --nats"));
-        ObjectNode out = Json.object();
-        out.put("gateway", f.gateway());
-        out.put("mode", f.mode());
-        out.put("spoolDepth", f.spoolDepth());
-        out.put("refused", f.refused());
-        out.put("unreadable", f.unreadable());
-        out.put("stateSkipped", f.stateSkipped());
-        var items = out.putArray("gateways");
-        for (FederationStatus.Peer peer : f.peers()) {
-            ObjectNode item = items.addObject();
-            item.put("id", peer.gateway());
-            item.put("self", peer.gateway().equals(f.gateway()));
-            item.put("present", peer.present());
-            item.put("lastSeen", Json.time(peer.lastSeen()));
-            item.put("version", peer.version());
-            Long cursor = f.cursors().get(peer.gateway());
-            if (cursor == null) {
-                item.putNull("cursor");
-            } else {
-                item.put("cursor", cursor);
-            }
-        }
-        ex.json(200, out);
     }
 
     /** Loopback scrapers need no token; anyone else needs the admin's. */
