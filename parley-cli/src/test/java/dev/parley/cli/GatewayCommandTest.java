@@ -6,6 +6,7 @@ import static dev.parley.cli.CliRun.assertFailure;
 import static dev.parley.cli.CliRun.parley;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -14,13 +15,19 @@ import dev.parley.nats.GatewayConfig;
 import dev.parley.nats.testing.NatsServer;
 import dev.parley.server.Hub;
 import dev.parley.server.HubConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code parley gateway list|status} against real gateways joined through a real nats-server. */
+/**
+ * {@code parley gateway init|invite|join|list|status} against real gateways joined through a
+ * real nats-server: the one {@code init} configures, trusting only the federation's operator.
+ */
 class GatewayCommandTest {
     private static final Duration PATIENCE = Duration.ofSeconds(30);
 
@@ -72,6 +79,60 @@ class GatewayCommandTest {
             CliRun run = parley(as(single, single.adminToken(), "gateway", "status"));
             assertFailure(run, ExitStatus.NOT_FOUND, "not_found");
             assertTrue(run.err().contains("this hub is not a gateway"), run::describe);
+        }
+    }
+
+    /** The operator's whole path: init on a's machine, nats-server on init's configuration, invite, join, start b. */
+    @Test
+    void initInviteAndJoinMakeAFederationOnMintedCredentials() throws Exception {
+        assumeTrue(NatsServer.installed(), "nats-server is not installed (apt-get install nats-server): skipped");
+        Path dataA = tmp.resolve("hub-a");
+        Path conf = tmp.resolve("nats-server.conf");
+        Path aCreds = tmp.resolve("a.creds");
+        CliRun init = parley("gateway", "init", "--gateway", "a", "--data", dataA.toString(), "--nats-store",
+                tmp.resolve("nats-store").toString(), "--conf", conf.toString(), "--creds", aCreds.toString());
+        assertEquals(ExitStatus.OK, init.exit, init::describe);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(aCreds)));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dataA.resolve(
+                "nats-authority"))));
+        assertFalse(Files.readString(dataA.resolve("nats-authority")).contains("operator"), "the authority is sealed");
+
+        // init again: refused, and nothing it would write is touched
+        String before = Files.readString(dataA.resolve("nats-authority"));
+        CliRun again = parley("gateway", "init", "--gateway", "a", "--data", dataA.toString(), "--nats-store",
+                tmp.resolve("nats-store").toString(), "--conf", tmp.resolve("other.conf").toString(), "--creds",
+                tmp.resolve("other.creds").toString());
+        assertEquals(ExitStatus.CONFLICT, again.exit, again::describe);
+        assertTrue(again.err().contains("already holds a NATS authority"), again::describe);
+        assertEquals(before, Files.readString(dataA.resolve("nats-authority")));
+
+        // init's configuration, on a free port instead of its listen line
+        String trust = Files.readString(conf).lines().filter(l -> !l.startsWith("listen:"))
+                .collect(Collectors.joining("\n"));
+        try (NatsServer nats = NatsServer.start(tmp.resolve("nats"), store -> trust);
+             Hub a = Hub.start(HubConfig.defaults(dataA).withPort(0).withGateway(Optional.of(
+                     new GatewayConfig("a", nats.url(), Optional.of(aCreds)))))) {
+            JsonNode invite = parley(as(a, a.adminToken(), "gateway", "invite", "b", "--ttl", "600", "--json")).json();
+            String token = invite.path("inviteToken").asText();
+            Path bCreds = tmp.resolve("b.creds");
+            CliRun join = parley(as(a, "", "gateway", "join", "--invite", token, "--creds", bCreds.toString()));
+            assertEquals(ExitStatus.OK, join.exit, join::describe);
+            assertFalse(join.out().contains("SEED"), "the seed goes to the file only: " + join.out());
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(bCreds)));
+            assertFailure(parley(as(a, "", "gateway", "join", "--invite", token, "--creds",
+                    tmp.resolve("b2.creds").toString())), ExitStatus.CONFLICT, "token_already_used");
+            assertFalse(Files.exists(tmp.resolve("b2.creds")));
+
+            try (Hub b = Hub.start(HubConfig.defaults(tmp.resolve("hub-b")).withPort(0).withGateway(Optional.of(
+                    new GatewayConfig("b", nats.url(), Optional.of(bCreds)))))) {
+                await().atMost(PATIENCE).until(() -> {
+                    JsonNode list = parley(as(a, a.adminToken(), "gateway", "list", "--json")).json().path("gateways");
+                    return list.size() == 2 && list.get(1).path("present").asBoolean();
+                });
+                assertEquals("b", parley(as(b, b.adminToken(), "gateway", "status", "--json")).json()
+                        .path("gateway").asText());
+                assertFalse(nats.log().contains("Violation"), nats::log);
+            }
         }
     }
 }
