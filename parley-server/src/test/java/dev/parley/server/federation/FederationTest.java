@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
@@ -118,6 +119,22 @@ class FederationTest {
             assertEquals("b", card.at("/capabilities/extensions/0/params/gateway").asText(), card::toString);
             assertTrue(a.get(lead, "/a2a/lead/.well-known/agent-card.json").json()
                     .at("/capabilities/extensions/0/params/gateway").isMissingNode());
+
+            // Tasks do not cross gateways yet: refused before anything is sent, over REST and over A2A,
+            // rather than a task the assignee could see and never move.
+            HubFixture.Resp task = assertError(a.post(lead, "/v1/tasks", obj("to", "worker", "title", "review")), 501,
+                    "not_across_gateways");
+            assertTrue(task.text("message").contains("worker lives on another gateway"), task::toString);
+            HubFixture.Resp viaA2a = a.request("POST", "/a2a/worker", lead, ("{\"jsonrpc\":\"2.0\",\"id\":1,"
+                    + "\"method\":\"SendMessage\",\"params\":{\"message\":{\"messageId\":\"m-remote\","
+                    + "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"job\"}]}}}").getBytes(StandardCharsets.UTF_8),
+                    Map.of("A2A-Version", "1.0"));
+            assertTrue(viaA2a.body().contains("not_across_gateways") && viaA2a.json().has("error"), viaA2a::toString);
+            // a relays in order: once a later message is on b, an assignment sent before it would be too
+            String after = a.sendOk(lead, "worker", "after the refusals").text("id");
+            await().atMost(WAIT).until(() -> b.inbox(worker).stream().anyMatch(e -> after.equals(e.get("id").asText())));
+            assertTrue(b.inbox(worker).stream().noneMatch(e -> "task".equals(e.get("kind").asText())),
+                    () -> "no task reached worker: " + b.inbox(worker));
         }
     }
 
