@@ -73,12 +73,20 @@ public final class Inboxes {
 
     /**
      * One page for a client that polls. The owner's page is marked delivered before it is
-     * returned, so the states it reads next are already true.
+     * returned, so the states it reads next are already true. On a full disk the page is
+     * still answered (reads go on) and its envelopes stay undelivered, to be delivered again:
+     * at least once, as when a reader dies with frames in flight.
      */
     public Page page(Inbox inbox, long after, int limit) {
         List<Envelope> items = store.inboxAfter(inbox.node, after, limit);
         if (inbox.reader.takesDelivery()) {
-            store.markDeliveredNow(items, clock.instant(), policies.of(inbox.node).redeliverAfter());
+            try {
+                store.markDeliveredNow(items, clock.instant(), policies.of(inbox.node).redeliverAfter());
+            } catch (ParleyException e) {
+                if (e.code() != ErrorCode.STORAGE_FULL) {
+                    throw e;
+                }
+            }
         }
         return new Page(items, items.isEmpty() ? after : items.getLast().seq());
     }

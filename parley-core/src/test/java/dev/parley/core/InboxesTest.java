@@ -50,6 +50,19 @@ class InboxesTest {
         assertEquals(List.of(second), inboxes.page(own, page.next(), 10).items());
     }
 
+    /** Reads go on when the disk is full: the page is answered, and delivered by a later read. */
+    @Test
+    void aPollOnAFullDiskIsAnsweredAndItsEnvelopesStayUndelivered() {
+        Envelope sent = send("a1", "a2", "one");
+        Inboxes.Inbox own = inboxes.own(as("a2"));
+        store.full = true;
+        assertEquals(List.of(sent), inboxes.page(own, 0, 10).items());
+        assertEquals(DeliveryState.ACCEPTED, store.state(sent.id()), "delivered again, at least once");
+        store.full = false;
+        assertEquals(List.of(sent), inboxes.page(own, 0, 10).items());
+        assertEquals(DeliveryState.DELIVERED, store.state(sent.id()));
+    }
+
     @Test
     void anEmptyPageKeepsTheCursor() {
         assertEquals(new Inboxes.Page(List.of(), 7), inboxes.page(inboxes.own(as("a1")), 7, 10));

@@ -175,8 +175,14 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
         pendingMarks.add(() -> mark(batch, at, redeliverAfter));
     }
 
+    /** While set, delivery marks are refused as on a full disk. */
+    volatile boolean full;
+
     @Override
     public synchronized void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+        if (full) {
+            throw new ParleyException(ErrorCode.STORAGE_FULL, "the hub's disk is full");
+        }
         mark(delivered, at, redeliverAfter);
     }
 
