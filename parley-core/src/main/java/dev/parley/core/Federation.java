@@ -16,7 +16,8 @@ public interface Federation {
     /**
      * Records a new node of this gateway in the state room; throws {@link ErrorCode#NODE_EXISTS}
      * when any gateway already has the id, {@link ErrorCode#UNAVAILABLE} when the state room is
-     * out of reach.
+     * out of reach. An id this gateway claimed before but never committed (its local commit
+     * failed, e.g. on a full disk) is taken up by a create with the same kind, parent and labels.
      */
     void claim(Node node);
 

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Nodes, lineage, tokens and grants: who exists, who may create whom, who may see whom.
@@ -20,6 +21,7 @@ public final class Registry {
     private final IdGenerator ids;
     private final int maxDepth;
     private final Federation federation;
+    private final ReentrantLock[] creating = new ReentrantLock[64];
 
     public Registry(Graph graph, Tokens tokens, EventStore store, PolicyRules rules, InstantSource clock, IdGenerator ids,
                     int maxDepth) {
@@ -40,6 +42,9 @@ public final class Registry {
         this.ids = ids;
         this.maxDepth = maxDepth;
         this.federation = federation;
+        for (int i = 0; i < creating.length; i++) {
+            creating[i] = new ReentrantLock();
+        }
     }
 
     public CreatedNode create(Principal caller, NewNode request) {
@@ -58,14 +63,22 @@ public final class Registry {
      * updated only after it returns.
      */
     public CreatedNode create(Principal caller, NewNode request, NodeCommit commit) {
-        Node node = plan(caller, request);
-        String token = Tokens.mint(NODE_TOKEN_PREFIX);
-        String hash = Tokens.hash(token);
-        federation.claim(node);
-        commit.commit(node, hash, allow(caller, "node.create", node.id().value(), "created"));
-        graph.put(node);
-        tokens.bind(node.id(), hash);
-        return new CreatedNode(node, token);
+        // One create of an id at a time here: a federation's claim of an id this gateway claimed
+        // before without committing it (a full disk) is taken over by the next create, never by two.
+        ReentrantLock lock = creating[Math.floorMod(request.id().hashCode(), creating.length)];
+        lock.lock();
+        try {
+            Node node = plan(caller, request);
+            String token = Tokens.mint(NODE_TOKEN_PREFIX);
+            String hash = Tokens.hash(token);
+            federation.claim(node);
+            commit.commit(node, hash, allow(caller, "node.create", node.id().value(), "created"));
+            graph.put(node);
+            tokens.bind(node.id(), hash);
+            return new CreatedNode(node, token);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Every check of {@link #create} with nothing written: the node it would make now. */

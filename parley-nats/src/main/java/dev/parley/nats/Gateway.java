@@ -181,16 +181,53 @@ public final class Gateway implements Federation, AutoCloseable {
 
     @Override
     public void claim(Node node) {
+        String key = nodeKey(node.id().value());
         try {
-            state.create(nodeKey(node.id().value()), Wire.node(node, config.id()));
+            state.create(key, Wire.node(node, config.id()));
         } catch (JetStreamApiException e) {
-            if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
-                throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + node.id() + " already exists");
+            if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
+                throw unavailable(e);
             }
-            throw unavailable(e);
+            reclaim(key, node);
         } catch (IOException | IllegalStateException e) {
             throw unavailable(e);
         }
+    }
+
+    /**
+     * The id's entry exists. The hub creates one id at a time and only ids it does not have, so
+     * an entry of this gateway, not deleted, is a claim whose local commit failed (a full disk):
+     * a create with the same kind, parent and labels takes it up, as other gateways may already
+     * have mirrored those. Anything else means the id is taken.
+     */
+    private void reclaim(String key, Node node) {
+        try {
+            KeyValueEntry entry = state.get(key);
+            if (entry == null || entry.getValue() == null) {
+                throw taken(node, ""); // deleted meanwhile: ids are never reused
+            }
+            Wire.NodeEntry claimed = Wire.node(entry.getValue());
+            Node before = claimed.node();
+            if (!claimed.owner().equals(config.id()) || claimed.deletedAt().isPresent()) {
+                throw taken(node, "");
+            }
+            if (before.kind() != node.kind() || !before.parent().equals(node.parent())
+                    || !before.labels().equals(node.labels())) {
+                throw taken(node, ": an earlier create here claimed it and did not complete; create it as then ("
+                        + before.kind().wire() + ", parent " + before.parent().map(NodeId::value).orElse("none")
+                        + ", labels " + before.labels() + ")");
+            }
+            LOG.info("gateway " + config.id() + " takes up its claim of node " + node.id() + ": the create that made"
+                    + " it was never committed here");
+        } catch (Wire.Unreadable e) {
+            throw taken(node, "");
+        } catch (IOException | JetStreamApiException | IllegalStateException e) {
+            throw unavailable(e);
+        }
+    }
+
+    private static ParleyException taken(Node node, String why) {
+        return new ParleyException(ErrorCode.NODE_EXISTS, "node " + node.id() + " already exists" + why);
     }
 
     @Override
