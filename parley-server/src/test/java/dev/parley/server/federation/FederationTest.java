@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.parley.server.it.HubFixture.assertError;
@@ -455,11 +456,14 @@ class FederationTest {
                             half.countDown();
                         }
                     } catch (Throwable t) {
-                        failure.set(t);
+                        failure.compareAndSet(null, t);
+                        while (half.getCount() > 0) { // nobody waits for a half that never comes
+                            half.countDown();
+                        }
                     }
                 }));
             }
-            half.await();
+            assertTrue(half.await(2, TimeUnit.MINUTES), "the senders did not get half way");
             b.close(); // a keeps accepting while b is gone
             for (Thread t : threads) {
                 t.join();
