@@ -11,11 +11,9 @@ public sealed interface Outgoing {
     /** The gateway it is routed to. */
     String gateway();
 
-    /** The id that makes a publication idempotent (the stream's duplicate window, the receiver's dedupe). */
-    String dedupeId();
-
     /** An envelope for a node {@code gateway} owns. */
     record Mail(long pos, String gateway, Envelope envelope) implements Outgoing {
+        /** The id that makes its publication idempotent (the stream's duplicate window, the receiver's dedupe). */
         public String dedupeId() {
             return envelope.id();
         }
@@ -23,8 +21,5 @@ public sealed interface Outgoing {
 
     /** A step of an envelope sent from a node {@code gateway} owns, for the sender's timeline. */
     record Ack(long pos, String gateway, RemoteStep step) implements Outgoing {
-        public String dedupeId() {
-            return step.ref() + ":" + step.state().wire();
-        }
     }
 }

@@ -88,7 +88,9 @@ public final class Gateway implements Federation, AutoCloseable {
         this.state = bucket(STATE_BUCKET, Optional.empty());
         this.presence = bucket(PRESENCE_BUCKET, Optional.of(PRESENCE_TTL));
         this.relay = new Relay(connection, config, parts.store(), parts.clock());
-        this.ingest = new Ingest(connection, config.id(), parts.arrivals(), parts.store(), parts.maxRecordBytes());
+        // the steps taking mail owes go out now, not at the relay's next idle look
+        this.ingest = new Ingest(connection, config.id(), parts.arrivals(), parts.store(), parts.maxRecordBytes(),
+                relay::wake);
         this.beat = Thread.ofVirtual().name("parley-gateway-presence").unstarted(this::beatLoop);
     }
 

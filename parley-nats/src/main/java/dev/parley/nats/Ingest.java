@@ -46,14 +46,18 @@ final class Ingest implements AutoCloseable {
     private final Arrivals arrivals;
     private final long maxRecordBytes;
     private final Map<String, Long> cursors;
+    /** Told after each committed batch: taking mail owes its source an accepted (or failed) step. */
+    private final Runnable owed;
     private final Set<String> following = ConcurrentHashMap.newKeySet();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong unreadable = new AtomicLong();
     private volatile boolean closed;
 
-    Ingest(Connection connection, String self, Arrivals arrivals, FederationStore store, long maxRecordBytes) {
+    Ingest(Connection connection, String self, Arrivals arrivals, FederationStore store, long maxRecordBytes,
+           Runnable owed) {
         this.connection = connection;
+        this.owed = owed;
         this.self = self;
         this.arrivals = arrivals;
         this.maxRecordBytes = maxRecordBytes;
@@ -156,7 +160,7 @@ final class Ingest implements AutoCloseable {
         for (Message message : batch) {
             long seq = message.metaData().streamSequence();
             if (seq > cursor) { // at or below: a redelivery after a crash, already taken
-                records.add(record(seq, message.getData()));
+                records.addAll(records(seq, message.getData()));
             }
         }
         while (!records.isEmpty() && !closed) {
@@ -170,6 +174,7 @@ final class Ingest implements AutoCloseable {
                     }
                 }
                 cursors.merge(source, records.getLast().streamSeq(), Math::max);
+                owed.run();
                 break;
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, records.size() + " records of gateway " + source + " from stream seq "
@@ -182,18 +187,20 @@ final class Ingest implements AutoCloseable {
         }
     }
 
-    private Arrivals.Record record(long seq, byte[] data) {
+    /** What one outbox record holds: an envelope, several steps (all at its stream seq), or why it cannot be read. */
+    private List<Arrivals.Record> records(long seq, byte[] data) {
         if (data == null || data.length > maxRecordBytes) {
-            return new Arrivals.Record.Unreadable(seq, "record of " + (data == null ? 0 : data.length)
-                    + " bytes (limit " + maxRecordBytes + ")");
+            return List.of(new Arrivals.Record.Unreadable(seq, "record of " + (data == null ? 0 : data.length)
+                    + " bytes (limit " + maxRecordBytes + ")"));
         }
         try {
             return switch (Wire.record(data)) {
-                case Wire.Record.Mail mail -> new Arrivals.Record.Mail(seq, mail.envelope());
-                case Wire.Record.Step step -> new Arrivals.Record.Step(seq, step.step());
+                case Wire.Record.Mail mail -> List.of(new Arrivals.Record.Mail(seq, mail.envelope()));
+                case Wire.Record.Steps steps -> steps.steps().stream()
+                        .<Arrivals.Record>map(step -> new Arrivals.Record.Step(seq, step)).toList();
             };
         } catch (Wire.Unreadable e) {
-            return new Arrivals.Record.Unreadable(seq, e.getMessage());
+            return List.of(new Arrivals.Record.Unreadable(seq, e.getMessage()));
         }
     }
 

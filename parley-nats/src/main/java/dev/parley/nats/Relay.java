@@ -13,7 +13,9 @@ import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
@@ -118,39 +120,94 @@ final class Relay implements AutoCloseable {
      * of the unbroken acknowledged prefix. Returns whether the whole batch went.
      */
     private boolean publish(List<Outgoing> owed) throws InterruptedException {
-        List<CompletableFuture<PublishAck>> acks = new ArrayList<>(owed.size());
-        for (Outgoing out : owed) {
-            Headers headers = new Headers().add("Nats-Msg-Id", out.dedupeId());
-            byte[] body = switch (out) {
-                case Outgoing.Mail mail -> Wire.mail(mail.envelope());
-                case Outgoing.Ack ack -> Wire.step(ack.step());
-            };
-            NatsMessage message = NatsMessage.builder().subject(GatewayConfig.subject(config.id(), out.gateway()))
-                    .headers(headers).data(body).build();
+        List<Publication> publications = Publication.plan(owed);
+        List<CompletableFuture<PublishAck>> acks = new ArrayList<>(publications.size());
+        for (Publication publication : publications) {
+            NatsMessage message = NatsMessage.builder().subject(GatewayConfig.subject(config.id(), publication.gateway()))
+                    .headers(new Headers().add("Nats-Msg-Id", publication.dedupeId())).data(publication.body()).build();
             try {
                 acks.add(js.publishAsync(message, PublishOptions.builder().expectedStream(config.outboxStream()).build()));
             } catch (IllegalStateException disconnected) {
                 break; // jnats refuses to queue while it reconnects: the rest waits, marked, in order
             }
         }
-        long through = -1;
-        boolean all = acks.size() == owed.size();
-        for (int i = 0; i < acks.size(); i++) {
+        int acknowledged = 0;
+        for (CompletableFuture<PublishAck> ack : acks) {
             try {
-                acks.get(i).get(ACK_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                through = owed.get(i).pos();
+                ack.get(ACK_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                acknowledged++;
             } catch (ExecutionException | TimeoutException e) {
                 LOG.log(Level.FINE, "publish not acknowledged; spooling", e);
-                all = false;
                 break;
             }
         }
+        long through = Publication.through(owed, publications.subList(0, acknowledged));
         if (through >= 0) {
             publishedThrough = through;
             toClear.accumulateAndGet(through, Math::max);
             clear.release();
         }
-        return all;
+        return acknowledged == publications.size();
+    }
+
+    /**
+     * One message to the outbox stream: an envelope, or the steps owed to one gateway in a
+     * batch, several in one record (an envelope costs its sender's gateway one record, not
+     * one per step). {@code members} are the indexes, in the batch, of the records it carries.
+     */
+    record Publication(String gateway, String dedupeId, byte[] body, List<Integer> members) {
+        /** Most steps one record carries: one batch's worth. */
+        static final int MAX_STEPS = BATCH;
+
+        /**
+         * The batch as messages, each placed where its first record stands: envelopes one by
+         * one, in order (per target gateway, the order they were committed), the steps for
+         * each gateway gathered. A republication after a crash may group steps otherwise,
+         * under other ids; the receiver folds a step it has already folded as a no-op.
+         */
+        static List<Publication> plan(List<Outgoing> owed) {
+            List<List<Integer>> messages = new ArrayList<>(); // the records of each message, by first record
+            Map<String, List<Integer>> filling = new HashMap<>(); // per gateway, its steps message still open
+            for (int i = 0; i < owed.size(); i++) {
+                if (owed.get(i) instanceof Outgoing.Ack ack) {
+                    List<Integer> steps = filling.get(ack.gateway());
+                    if (steps == null || steps.size() == MAX_STEPS) {
+                        steps = new ArrayList<>();
+                        filling.put(ack.gateway(), steps);
+                        messages.add(steps);
+                    }
+                    steps.add(i);
+                } else {
+                    messages.add(List.of(i));
+                }
+            }
+            return messages.stream().map(members -> of(owed, members)).toList();
+        }
+
+        private static Publication of(List<Outgoing> owed, List<Integer> members) {
+            return switch (owed.get(members.getFirst())) {
+                case Outgoing.Mail mail -> new Publication(mail.gateway(), mail.dedupeId(), Wire.mail(mail.envelope()),
+                        members);
+                case Outgoing.Ack first -> new Publication(first.gateway(), "steps:" + first.pos() + "-"
+                        + owed.get(members.getLast()).pos(), Wire.steps(members.stream()
+                        .map(i -> ((Outgoing.Ack) owed.get(i)).step()).toList()), List.copyOf(members));
+            };
+        }
+
+        /**
+         * The position through which every record of {@code owed} went out, given the
+         * publications the stream acknowledged: the last before the first record no
+         * acknowledged publication carries; -1 when that is the first.
+         */
+        static long through(List<Outgoing> owed, List<Publication> acknowledged) {
+            boolean[] carried = new boolean[owed.size()];
+            acknowledged.forEach(p -> p.members().forEach(i -> carried[i] = true));
+            int i = 0;
+            while (i < carried.length && carried[i]) {
+                i++;
+            }
+            return i == 0 ? -1 : owed.get(i - 1).pos();
+        }
     }
 
     /** Commits the clearing of what the stream acknowledged, as far as it has got, behind the relay. */

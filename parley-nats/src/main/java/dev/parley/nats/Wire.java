@@ -19,7 +19,9 @@ import dev.parley.core.Trace;
 
 import java.io.IOException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -46,7 +48,8 @@ final class Wire {
         record Mail(Envelope envelope) implements Record {
         }
 
-        record Step(RemoteStep step) implements Record {
+        /** Steps of envelopes sent from the receiving gateway, several in one record. */
+        record Steps(List<RemoteStep> steps) implements Record {
         }
     }
 
@@ -77,13 +80,17 @@ final class Wire {
         return bytes(out);
     }
 
-    static byte[] step(RemoteStep step) {
+    static byte[] steps(List<RemoteStep> steps) {
         ObjectNode out = JSON.createObjectNode();
-        out.put("type", "step");
-        out.put("ref", step.ref());
-        out.put("state", step.state().wire());
-        out.put("at", step.at().toEpochMilli());
-        out.put("detail", step.detail());
+        out.put("type", "steps");
+        var items = out.putArray("steps");
+        for (RemoteStep step : steps) {
+            ObjectNode item = items.addObject();
+            item.put("ref", step.ref());
+            item.put("state", step.state().wire());
+            item.put("at", step.at().toEpochMilli());
+            item.put("detail", step.detail());
+        }
         return bytes(out);
     }
 
@@ -98,8 +105,18 @@ final class Wire {
                         Instant.ofEpochMilli(number(in, "createdAt")),
                         new Trace((int) number(in, "attempt"), Route.parse(text(in, "route")),
                                 text(in, "policyVersion"), optional(in, "rule"))));
-                case "step" -> new Record.Step(new RemoteStep(text(in, "ref"), DeliveryState.parse(text(in, "state")),
-                        Instant.ofEpochMilli(number(in, "at")), text(in, "detail")));
+                case "steps" -> {
+                    JsonNode items = in.get("steps");
+                    if (items == null || !items.isArray() || items.isEmpty()) {
+                        throw new Unreadable("a steps record without steps");
+                    }
+                    List<RemoteStep> steps = new ArrayList<>(items.size());
+                    for (JsonNode item : items) {
+                        steps.add(new RemoteStep(text(item, "ref"), DeliveryState.parse(text(item, "state")),
+                                Instant.ofEpochMilli(number(item, "at")), text(item, "detail")));
+                    }
+                    yield new Record.Steps(List.copyOf(steps));
+                }
                 default -> throw new Unreadable("unknown record type " + text(in, "type"));
             };
         } catch (RuntimeException e) {
