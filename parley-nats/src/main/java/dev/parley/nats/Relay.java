@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
@@ -122,11 +123,13 @@ final class Relay implements AutoCloseable {
     private boolean publish(List<Outgoing> owed) throws InterruptedException {
         List<Publication> publications = Publication.plan(owed);
         List<CompletableFuture<PublishAck>> acks = new ArrayList<>(publications.size());
-        for (Publication publication : publications) {
+        for (int k = 0; k < publications.size(); k++) {
+            Publication publication = publications.get(k);
             NatsMessage message = NatsMessage.builder().subject(GatewayConfig.subject(config.id(), publication.gateway()))
                     .headers(new Headers().add("Nats-Msg-Id", publication.dedupeId())).data(publication.body()).build();
             try {
-                acks.add(js.publishAsync(message, PublishOptions.builder().expectedStream(config.outboxStream()).build()));
+                acks.add(js.publishAsync(message, options(config.outboxStream(),
+                        k == 0 ? Optional.empty() : Optional.of(publications.get(k - 1)))));
             } catch (IllegalStateException disconnected) {
                 break; // jnats refuses to queue while it reconnects: the rest waits, marked, in order
             }
@@ -148,6 +151,22 @@ final class Relay implements AutoCloseable {
             clear.release();
         }
         return acknowledged == publications.size();
+    }
+
+    /**
+     * How a publication goes out: into this gateway's outbox stream only and, but for the
+     * first of a batch, only right after the one before it. All of a batch is in flight at
+     * once; if one is lost (a NATS server dies under it) while the next reaches the stream,
+     * the next would be stored first and the lost one, published again, after it: out of the
+     * order it was committed in. With the stream's last message id as a precondition the next
+     * is refused instead, and the batch goes again from the lost one. The first of a batch
+     * needs none: everything before it was acknowledged. A publication already stored (its
+     * acknowledgement was lost) is answered as a duplicate before the precondition is looked at.
+     */
+    static PublishOptions options(String stream, Optional<Publication> previous) {
+        PublishOptions.Builder options = PublishOptions.builder().expectedStream(stream);
+        previous.ifPresent(p -> options.expectedLastMsgId(p.dedupeId()));
+        return options.build();
     }
 
     /**
