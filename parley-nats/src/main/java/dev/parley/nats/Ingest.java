@@ -26,7 +26,7 @@ import java.util.logging.Logger;
 
 /**
  * The consuming half: for each other gateway, a durable consumer named after this gateway on
- * that gateway's outbox, filtered on exactly the subject routed here, with explicit acks.
+ * that gateway's outbox, filtered on exactly the subject routed here, acked a batch at a time.
  * What has arrived is handed to {@link Arrivals} as a batch, committed in one transaction with
  * the source's cursor; a record at or below the cursor (a redelivery after a crash) is acked
  * and skipped, so a restarted gateway resumes each source where it stopped. A batch that
@@ -140,7 +140,7 @@ final class Ingest implements AutoCloseable {
         }
         long cursor = cursors.getOrDefault(source, 0L);
         ConsumerConfiguration.Builder consumer = ConsumerConfiguration.builder().durable(self)
-                .filterSubject(GatewayConfig.subject(source, self)).ackPolicy(AckPolicy.Explicit)
+                .filterSubject(GatewayConfig.subject(source, self)).ackPolicy(AckPolicy.All)
                 .ackWait(ACK_WAIT);
         if (cursor == 0) {
             consumer.deliverPolicy(DeliverPolicy.All);
@@ -183,7 +183,7 @@ final class Ingest implements AutoCloseable {
             }
         }
         if (!closed) {
-            batch.forEach(Message::ack);
+            batch.getLast().ack(); // acks the batch and everything before it: one message, not one per record
         }
     }
 
