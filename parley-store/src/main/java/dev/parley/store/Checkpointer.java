@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -27,7 +28,10 @@ import java.util.logging.Logger;
  * passive one left, finds no reader in the WAL, and the writer's next commit starts the log
  * over and cuts the file back to
  * {@code restartAtBytes} ({@code journal_size_limit}). So a file growing past that means the
- * log has grown past it again, which a look at the file's size every 10 ms notices.
+ * log has grown past it again, which a look at the file's size after every group commit
+ * notices (the writer nudges; without commits, a look every 10 ms): how far the WAL gets past
+ * the threshold depends on how fast the restart runs, not on a polling interval that a fast
+ * disk would fill many megabytes in.
  */
 final class Checkpointer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Checkpointer.class.getName());
@@ -50,6 +54,7 @@ final class Checkpointer implements AutoCloseable {
     private final long pageSize;
     private final Thread thread;
     private volatile boolean closed;
+    private final Semaphore nudged = new Semaphore(0);
     private boolean failing;
     private long lastPassive;
     private long lastSize;
@@ -76,7 +81,8 @@ final class Checkpointer implements AutoCloseable {
     private void run() {
         while (!closed) {
             try {
-                TimeUnit.MILLISECONDS.sleep(LOOK_MILLIS);
+                nudged.tryAcquire(LOOK_MILLIS, TimeUnit.MILLISECONDS);
+                nudged.drainPermits();
                 long now = System.nanoTime();
                 long size = walFileBytes();
                 boolean grownPast = size > restartAtBytes && size > lastSize && now - noRestartBefore >= 0;
@@ -102,6 +108,13 @@ final class Checkpointer implements AutoCloseable {
                 failing = true;
                 noRestartBefore = System.nanoTime() + PASSIVE_NANOS;
             }
+        }
+    }
+
+    /** A group commit ended: the WAL may have grown past the threshold. */
+    void nudge() {
+        if (nudged.availablePermits() == 0) {
+            nudged.release();
         }
     }
 

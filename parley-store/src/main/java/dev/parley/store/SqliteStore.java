@@ -96,7 +96,9 @@ public final class SqliteStore implements EventStore {
                 return connection;
             }, notifier, observer);
             ReadPool readers = new ReadPool(file, READERS);
-            return new SqliteStore(writer, readers, new Checkpointer(file, writer, readers, walRestartBytes));
+            Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes);
+            writer.afterEachCommit(checkpointer::nudge);
+            return new SqliteStore(writer, readers, checkpointer);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }

@@ -65,6 +65,7 @@ final class Writer implements AutoCloseable {
     private final List<Runnable> recoveryListeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
     private volatile boolean closing;
+    private volatile Runnable afterCommit = () -> { };
     private volatile StoreHealth health = StoreHealth.OK;
     /** The open connection and what is known about it; null while no connection could be opened. Writer thread only. */
     private Tx tx;
@@ -122,6 +123,11 @@ final class Writer implements AutoCloseable {
         return health;
     }
 
+    /** Runs {@code nudge} on the writer's thread after each group commit: it must only signal, never wait. */
+    void afterEachCommit(Runnable nudge) {
+        this.afterCommit = nudge;
+    }
+
     /** Runs {@code listener} (on a thread of its own) each time commits work again after failing. */
     void onRecovery(Runnable listener) {
         recoveryListeners.add(listener);
@@ -166,6 +172,7 @@ final class Writer implements AutoCloseable {
             } finally {
                 commits.unlock();
             }
+            afterCommit.run();
             answers.run();
         }
     }
