@@ -22,6 +22,16 @@ public sealed interface DeliveryEvent {
 
     /** The receiver acked that it could not process the envelope. */
     record Failed(String reason) implements DeliveryEvent {
+        /** A reason is a sentence, not a payload: it goes into timelines, audit and other gateways' records. */
+        public static final int MAX_REASON = 2_000;
+
+        public Failed {
+            if (reason.length() > MAX_REASON) {
+                throw new ParleyException(ErrorCode.INVALID_REQUEST, "a failure's reason is at most " + MAX_REASON
+                        + " characters; put details in a reply");
+            }
+        }
+
         public String detail() {
             return reason.isEmpty() ? "failed ack" : "failed ack: " + reason;
         }

@@ -177,6 +177,12 @@ final class Relay implements AutoCloseable {
     record Publication(String gateway, String dedupeId, byte[] body, List<Integer> members) {
         /** Most steps one record carries: one batch's worth. */
         static final int MAX_STEPS = BATCH;
+        /**
+         * Most bytes of steps one record gathers: a step's detail (a failure's reason) may be
+         * as large as a request body, and a record must stay within what the receiver reads
+         * and NATS carries. A step larger than this goes alone, as every step used to.
+         */
+        static final int MAX_STEPS_BYTES = 64 * 1024;
 
         /**
          * The batch as messages, each placed where its first record stands: envelopes one by
@@ -187,20 +193,30 @@ final class Relay implements AutoCloseable {
         static List<Publication> plan(List<Outgoing> owed) {
             List<List<Integer>> messages = new ArrayList<>(); // the records of each message, by first record
             Map<String, List<Integer>> filling = new HashMap<>(); // per gateway, its steps message still open
+            Map<String, Integer> filled = new HashMap<>(); // and the bytes it carries so far
             for (int i = 0; i < owed.size(); i++) {
                 if (owed.get(i) instanceof Outgoing.Ack ack) {
+                    int bytes = bytes(ack.step());
                     List<Integer> steps = filling.get(ack.gateway());
-                    if (steps == null || steps.size() == MAX_STEPS) {
+                    if (steps == null || steps.size() == MAX_STEPS
+                            || filled.get(ack.gateway()) + bytes > MAX_STEPS_BYTES) {
                         steps = new ArrayList<>();
                         filling.put(ack.gateway(), steps);
+                        filled.put(ack.gateway(), 0);
                         messages.add(steps);
                     }
                     steps.add(i);
+                    filled.merge(ack.gateway(), bytes, Integer::sum);
                 } else {
                     messages.add(List.of(i));
                 }
             }
             return messages.stream().map(members -> of(owed, members)).toList();
+        }
+
+        /** A step's size in a record, near enough: its text fields (UTF-8 at most 3 bytes a char) and the framing. */
+        private static int bytes(dev.parley.core.RemoteStep step) {
+            return 3 * (step.ref().length() + step.detail().length()) + 100;
         }
 
         private static Publication of(List<Outgoing> owed, List<Integer> members) {

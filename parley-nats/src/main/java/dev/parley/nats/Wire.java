@@ -105,6 +105,8 @@ final class Wire {
                         Instant.ofEpochMilli(number(in, "createdAt")),
                         new Trace((int) number(in, "attempt"), Route.parse(text(in, "route")),
                                 text(in, "policyVersion"), optional(in, "rule"))));
+                // a record of one step, as gateways wrote them before steps were gathered
+                case "step" -> new Record.Steps(List.of(step(in)));
                 case "steps" -> {
                     JsonNode items = in.get("steps");
                     if (items == null || !items.isArray() || items.isEmpty()) {
@@ -112,8 +114,7 @@ final class Wire {
                     }
                     List<RemoteStep> steps = new ArrayList<>(items.size());
                     for (JsonNode item : items) {
-                        steps.add(new RemoteStep(text(item, "ref"), DeliveryState.parse(text(item, "state")),
-                                Instant.ofEpochMilli(number(item, "at")), text(item, "detail")));
+                        steps.add(step(item));
                     }
                     yield new Record.Steps(List.copyOf(steps));
                 }
@@ -122,6 +123,11 @@ final class Wire {
         } catch (RuntimeException e) {
             throw new Unreadable("not a valid outbox record: " + e.getMessage());
         }
+    }
+
+    private static RemoteStep step(JsonNode in) {
+        return new RemoteStep(text(in, "ref"), DeliveryState.parse(text(in, "state")),
+                Instant.ofEpochMilli(number(in, "at")), text(in, "detail"));
     }
 
     static byte[] node(Node node, String owner) {

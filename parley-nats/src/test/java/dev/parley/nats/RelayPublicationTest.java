@@ -1,6 +1,7 @@
 package dev.parley.nats;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.parley.core.DeliveryState;
 import dev.parley.core.Envelope;
@@ -59,5 +60,34 @@ class RelayPublicationTest {
         List<Relay.Publication> plan = Relay.Publication.plan(owed);
         assertEquals(List.of(Relay.Publication.MAX_STEPS, 44), plan.stream().map(p -> p.members().size()).toList());
         assertEquals(owed.size(), Relay.Publication.through(owed, plan));
+    }
+
+    /** A failure's reason may be as large as a request body: steps are gathered up to a byte budget, a large one alone. */
+    @Test
+    void stepsAreGatheredUpToAByteBudgetAndALargeOneGoesAlone() throws Exception {
+        String reason = "r".repeat(Relay.Publication.MAX_STEPS_BYTES / 8); // two fit in the budget, not three
+        String huge = "h".repeat(256 * 1024);
+        List<Outgoing> owed = new ArrayList<>();
+        for (int pos = 1; pos <= 4; pos++) {
+            owed.add(new Outgoing.Ack(pos, "a", new RemoteStep("ref" + pos, DeliveryState.FAILED, AT, reason)));
+        }
+        owed.add(new Outgoing.Ack(5, "a", new RemoteStep("ref5", DeliveryState.FAILED, AT, huge)));
+        owed.add(ack(6, "a"));
+        List<Relay.Publication> plan = Relay.Publication.plan(owed);
+        assertEquals(List.of(List.of(0, 1), List.of(2, 3), List.of(4), List.of(5)),
+                plan.stream().map(Relay.Publication::members).toList());
+        for (Relay.Publication p : plan) {
+            assertTrue(p.body().length <= 2 * 256 * 1024 + 4096, "within what a receiver reads: " + p.body().length);
+        }
+        assertEquals(6, Relay.Publication.through(owed, plan));
+    }
+
+    /** Records of one step, as gateways wrote them before steps were gathered, still read. */
+    @Test
+    void aRecordOfOneStepInTheEarlierFormStillReads() throws Exception {
+        byte[] earlier = ("{\"type\":\"step\",\"ref\":\"e1\",\"state\":\"delivered\",\"at\":"
+                + AT.toEpochMilli() + ",\"detail\":\"delivered on b\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Wire.Record.Steps steps = (Wire.Record.Steps) Wire.record(earlier);
+        assertEquals(List.of(new RemoteStep("e1", DeliveryState.DELIVERED, AT, "delivered on b")), steps.steps());
     }
 }

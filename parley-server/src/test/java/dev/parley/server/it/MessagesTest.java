@@ -338,6 +338,10 @@ class MessagesTest {
                 hub.post(cToken, "/v1/messages/" + m1 + "/ack", obj("status", "processed"))).text("state"),
                 "repeating the same ack is fine");
 
+        String before = hub.status(rToken, m2).text("state");
+        assertError(hub.post(cToken, "/v1/messages/" + m2 + "/ack", obj("status", "failed", "reason",
+                "x".repeat(2_001))), 400, "invalid_request");
+        assertEquals(before, hub.status(rToken, m2).text("state"), "a refused ack changes nothing");
         Resp failed = hub.post(cToken, "/v1/messages/" + m2 + "/ack", obj("status", "failed", "reason", "boom"));
         assertStatus(200, failed);
         assertEquals("failed", failed.text("state"));
