@@ -87,14 +87,11 @@ final class Ingest implements AutoCloseable {
 
     private void loop(String source) {
         while (!closed) {
-            try (IterableConsumer consumer = resume(source).iterate(ConsumeOptions.builder().batchSize(BATCH)
-                    .expiresIn(FETCH_EXPIRES_MS).build())) {
-                while (!closed) {
-                    List<Message> batch = next(consumer);
-                    if (!batch.isEmpty()) {
-                        take(source, batch);
-                    }
-                }
+            try {
+                ConsumerContext context = resume(source);
+                // the consumer sequence of the last record taken from this consumer: 0 when made afresh
+                long delivered = context.getCachedConsumerInfo().getDelivered().getConsumerSequence();
+                takeFrom(source, context, delivered);
             } catch (InterruptedException e) {
                 return;
             } catch (Exception e) {
@@ -105,6 +102,32 @@ final class Ingest implements AutoCloseable {
                 try {
                     Thread.sleep(RETRY_MS);
                 } catch (InterruptedException stop) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * Takes in from one consumer until it is closed, or until a record is found missing in its
+     * deliveries (a record lost on its way, a reconnect, while later ones came): taking those
+     * would move the cursor past it, and acking them would ack it, so the caller starts again
+     * with a consumer made afresh at the cursor.
+     */
+    private void takeFrom(String source, ConsumerContext context, long delivered) throws Exception {
+        try (IterableConsumer consumer = context.iterate(ConsumeOptions.builder().batchSize(BATCH)
+                .expiresIn(FETCH_EXPIRES_MS).build())) {
+            while (!closed) {
+                List<Message> batch = next(consumer);
+                int inOrder = inOrder(batch.stream().map(m -> m.metaData().consumerSequence()).toList(), delivered);
+                if (inOrder > 0) {
+                    take(source, batch.subList(0, inOrder));
+                    delivered = batch.get(inOrder - 1).metaData().consumerSequence();
+                }
+                if (inOrder < batch.size()) {
+                    LOG.warning("gateway " + self + ": a record from gateway " + source + " went missing after"
+                            + " consumer sequence " + delivered + "; taking in again from stream seq "
+                            + (cursors.getOrDefault(source, 0L) + 1));
                     return;
                 }
             }
@@ -124,6 +147,23 @@ final class Ingest implements AutoCloseable {
             message = batch.size() < BATCH ? consumer.nextMessage(ARRIVED_MS) : null;
         }
         return batch;
+    }
+
+    /**
+     * How many of a batch's records came in delivery order right after {@code previous} (the
+     * consumer numbers each delivery 1, 2, 3 …, a consumer made afresh from 1): a gap means a
+     * record was delivered and never arrived, and nothing from it on may be taken.
+     */
+    static int inOrder(List<Long> consumerSequences, long previous) {
+        int n = 0;
+        for (long sequence : consumerSequences) {
+            if (sequence != previous + 1) {
+                return n;
+            }
+            previous = sequence;
+            n++;
+        }
+        return n;
     }
 
     /**
