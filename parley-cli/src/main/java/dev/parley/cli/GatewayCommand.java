@@ -85,19 +85,26 @@ final class GatewayCommand extends CommandGroup {
                     return ExitStatus.CONFLICT;
                 }
             }
+            if (AuthorityFile.exists(data)) {
+                err.println("parley: gateway init: " + data + " already holds a NATS authority: a federation has one;"
+                        + " mint with it (`parley gateway invite`) instead of making another");
+                return ExitStatus.CONFLICT;
+            }
             NatsAuthority authority = NatsAuthority.create();
+            List<Path> written = new java.util.ArrayList<>();
             try {
                 Files.createDirectories(data);
-                AuthorityFile.create(data, KeyFileSealer.open(data), authority);
                 Files.writeString(conf, "listen: \"" + listen + "\"\n" + authority.serverConfig(store.toAbsolutePath()),
-                        StandardCharsets.UTF_8);
+                        StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE_NEW);
+                written.add(conf);
                 writeSecret(credsFile, authority.mint(new GatewayId(gateway), StateRoomBuckets.DEFAULT).creds());
-            } catch (IllegalStateException e) {
-                err.println("parley: gateway init: " + e.getMessage());
-                return ExitStatus.CONFLICT;
-            } catch (IOException | java.io.UncheckedIOException e) {
-                err.println("parley: gateway init: " + e.getMessage());
-                return ExitStatus.REFUSED;
+                written.add(credsFile);
+                AuthorityFile.create(data, KeyFileSealer.open(data), authority); // last: it makes the next init refuse
+            } catch (IOException | RuntimeException e) {
+                written.forEach(GatewayCommand::deleteQuietly); // all or nothing
+                err.println("parley: gateway init: " + java.util.Objects.requireNonNullElse(e.getMessage(),
+                        "cannot write the files") + "; nothing was written");
+                return e instanceof IllegalStateException ? ExitStatus.CONFLICT : ExitStatus.REFUSED;
             }
             out.println("authority  " + data.resolve("nats-authority").toAbsolutePath() + " (sealed with "
                     + data.resolve("hub.key").toAbsolutePath() + ")");
@@ -155,15 +162,23 @@ final class GatewayCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            if (Files.exists(creds)) {
-                throw new ParameterException(spec.commandLine(), "--creds: " + creds + " exists; nothing was asked");
-            }
-            JsonNode answer = client.post("/v1/auth/gateway", HubClient.JSON.createObjectNode().put("inviteToken", invite));
+            // The file first (new, 0600): an invite is traded once, so it is spent only where its answer can go.
             try {
-                writeSecret(creds, answer.path("creds").asText());
+                writeSecret(creds, "");
+            } catch (IOException e) {
+                throw new ParameterException(spec.commandLine(), "--creds: cannot create " + creds + " ("
+                        + e.getMessage() + "); the invite was not used");
+            }
+            JsonNode answer;
+            try {
+                answer = client.post("/v1/auth/gateway", HubClient.JSON.createObjectNode().put("inviteToken", invite));
+                Files.writeString(creds, answer.path("creds").asText(), StandardCharsets.UTF_8);
             } catch (IOException e) {
                 throw new ParameterException(spec.commandLine(), "--creds: cannot write " + creds + " (" + e.getMessage()
                         + "); the invite is used: ask for another");
+            } catch (RuntimeException | InterruptedException e) {
+                deleteQuietly(creds);
+                throw e;
             }
             // the seed goes to the file only, never to the terminal
             JsonNode shown = HubClient.JSON.createObjectNode().put("gateway", answer.path("gateway").asText())
@@ -172,6 +187,14 @@ final class GatewayCommand extends CommandGroup {
                 line("joined", "gateway", field(shown, "gateway"), "user", field(shown, "user"));
                 out().println("creds    " + field(shown, "creds"));
             });
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // an empty file left behind says nothing secret
         }
     }
 

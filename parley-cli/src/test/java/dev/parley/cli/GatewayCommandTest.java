@@ -105,6 +105,8 @@ class GatewayCommandTest {
         assertEquals(ExitStatus.CONFLICT, again.exit, again::describe);
         assertTrue(again.err().contains("already holds a NATS authority"), again::describe);
         assertEquals(before, Files.readString(dataA.resolve("nats-authority")));
+        assertFalse(Files.exists(tmp.resolve("other.conf")) || Files.exists(tmp.resolve("other.creds")),
+                "a refused init writes nothing");
 
         // init's configuration, on a free port instead of its listen line
         String trust = Files.readString(conf).lines().filter(l -> !l.startsWith("listen:"))

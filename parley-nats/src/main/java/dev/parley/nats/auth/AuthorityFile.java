@@ -51,6 +51,11 @@ public final class AuthorityFile implements GatewayMint {
         }
     }
 
+    /** Whether {@code dataDir} holds an authority. */
+    public static boolean exists(Path dataDir) {
+        return Files.exists(dataDir.resolve(FILE));
+    }
+
     /** The authority in {@code dataDir}, if this hub holds one. */
     public static Optional<AuthorityFile> open(Path dataDir, Sealer sealer) {
         Path file = dataDir.resolve(FILE);
