@@ -102,6 +102,14 @@ public final class Arrivals {
         Envelope envelope = mail.envelope();
         Actor actor = actor(source);
         String target = envelope.to().value();
+        Optional<String> owner = graph.owner(envelope.to());
+        if (owner.isPresent()) {
+            // Published before its sender's gateway learnt that the target moved (a fallback took it
+            // over): that gateway publishes it to the new owner when this one does not confirm it.
+            return new FederationStore.Inbound.Skip(mail.streamSeq(), actor.deny(target, "target " + target
+                    + " belongs to gateway " + owner.get() + " now, not here; left to its sender's gateway",
+                    policy.version()));
+        }
         AclDecision decision = decide(source, envelope, actor);
         if (decision instanceof AclDecision.Denied denied) {
             AuditEntry audit = new AuditEntry(actor.at(), actor.name(), actor.action(), target,
@@ -123,8 +131,10 @@ public final class Arrivals {
     private FederationStore.Inbound step(String source, Record.Step record) {
         RemoteStep step = record.step();
         Optional<MessageRecord> sent = store.message(step.ref());
+        NodeId target = sent.map(m -> m.envelope().to()).orElse(null);
+        // A gateway the target moved away from still reports what became of what it held.
         if (sent.isEmpty() || graph.owner(sent.get().envelope().from()).isPresent()
-                || !graph.owner(sent.get().envelope().to()).equals(Optional.of(source))) {
+                || !(graph.owner(target).equals(Optional.of(source)) || graph.ownedBefore(target, source))) {
             return new FederationStore.Inbound.Skip(record.streamSeq(), actor(source).deny(step.ref(), "gateway "
                     + source + " reported " + step.state().wire() + " for an envelope it does not hold from this"
                     + " gateway", policy.version()));

@@ -1,6 +1,7 @@
 package dev.parley.core;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -43,6 +44,24 @@ public interface Federation {
     /** Whether envelopes for other gateways are spooling (NATS out of reach) rather than flowing. */
     boolean spooling();
 
+    /**
+     * Sets, by compare-and-set on the node's state room entry, the gateways that take a node of
+     * this gateway over (in order) when this gateway is gone. Throws {@link ErrorCode#INVALID_REQUEST}
+     * for an unknown or repeated gateway or this one, {@link ErrorCode#NOT_FOUND} on a single-host hub.
+     */
+    Routing route(Node node, List<String> fallbacks);
+
+    /** The node's routing as the state room has it; empty on a single-host hub or for a node not in it. */
+    Optional<Routing> routing(NodeId node);
+
+    /**
+     * Why no gateway can take mail for {@code node} now, if none can: its owner has been gone
+     * longer than presence lasts and so has every one of its fallbacks. Empty while its owner or
+     * a fallback is present, for a node with no fallbacks (its owner is waited for), and on a
+     * single-host hub.
+     */
+    Optional<String> unowned(NodeId node);
+
     Federation NONE = new Federation() {
         @Override
         public Optional<String> gateway() {
@@ -76,6 +95,22 @@ public interface Federation {
         @Override
         public boolean spooling() {
             return false;
+        }
+
+        @Override
+        public Routing route(Node node, List<String> fallbacks) {
+            throw new ParleyException(ErrorCode.NOT_FOUND, "this hub is not a gateway: it runs without --gateway and"
+                    + " --nats, so its nodes have no fallback gateways");
+        }
+
+        @Override
+        public Optional<Routing> routing(NodeId node) {
+            return Optional.empty();
+        }
+
+        @Override
+        public Optional<String> unowned(NodeId node) {
+            return Optional.empty();
         }
     };
 }

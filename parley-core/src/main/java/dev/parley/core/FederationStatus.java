@@ -8,11 +8,13 @@ import java.util.Map;
  * How this gateway stands in its federation, for health and metrics: whether NATS is in
  * reach ({@code connected}) or envelopes for other gateways spool locally, how many records
  * are owed to other gateways, the ingest cursor per source, counts of inbound records
- * refused or unreadable and of state room entries skipped, and every gateway seen in
+ * refused or unreadable, of state room entries skipped and of node ownership moves applied
+ * here, and every gateway seen in
  * presence since this one started (itself included), by id.
  */
 public record FederationStatus(String gateway, boolean connected, long spoolDepth, Map<String, Long> cursors,
-                               long refused, long unreadable, long stateSkipped, List<Peer> peers) {
+                               long refused, long unreadable, long stateSkipped, long ownershipMoves,
+                               List<Peer> peers) {
     public FederationStatus {
         cursors = Map.copyOf(cursors);
         peers = List.copyOf(peers);

@@ -16,6 +16,16 @@ public interface FederationStore {
     /** Mirrors a node {@code gateway} owns; a node already known is left as it is. */
     void mirrorNode(Node node, String gateway);
 
+    /**
+     * A node changed owner, committed with its audit entry. Taken over by this gateway
+     * ({@code to} empty): what was owed to its old owner is no longer owed (its inbox here is now
+     * its inbox). Moved away from this gateway: its token stops working here, and each envelope
+     * in its inbox not yet delivered goes to the new owner when this gateway's node sent it,
+     * else is dead-lettered here with {@code reason} (its sender's gateway is owed that step). Moved between two other gateways: what is still owed for it goes to
+     * the new owner, and envelopes the old one has not confirmed are published there at once.
+     */
+    void moveNode(NodeId node, Optional<String> to, String reason, AuditEntry audit);
+
     /** Mirrors a grant made on any gateway; a grant already known is left as it is. */
     void mirrorGrant(Grant grant);
 

@@ -22,6 +22,7 @@ public final class Graph {
     private final Map<String, Grant> grants = new ConcurrentHashMap<>();
     /** In federation, the gateway owning each node another gateway keeps; nodes this hub owns are absent. */
     private final Map<NodeId, String> owners = new ConcurrentHashMap<>();
+    private final Map<NodeId, Set<String>> formerOwners = new ConcurrentHashMap<>();
 
     public Optional<Node> node(NodeId id) {
         return Optional.ofNullable(nodes.get(id));
@@ -64,6 +65,22 @@ public final class Graph {
     public void putRemote(Node node, String gateway) {
         owners.put(node.id(), gateway);
         put(node);
+    }
+
+    /**
+     * A node changed owner: {@code gateway} now keeps it, or this hub does when empty. The
+     * gateway it left is remembered (until this hub restarts) as one that held its mail.
+     */
+    public void moveTo(NodeId id, Optional<String> gateway) {
+        String left = gateway.isPresent() ? owners.put(id, gateway.get()) : owners.remove(id);
+        if (left != null) {
+            formerOwners.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(left);
+        }
+    }
+
+    /** Whether {@code gateway} owned {@code id} before it moved (since this hub started). */
+    public boolean ownedBefore(NodeId id, String gateway) {
+        return formerOwners.getOrDefault(id, Set.of()).contains(gateway);
     }
 
     public void put(Node node) {

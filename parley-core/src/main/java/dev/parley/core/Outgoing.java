@@ -13,9 +13,13 @@ public sealed interface Outgoing {
 
     /** An envelope for a node {@code gateway} owns. */
     record Mail(long pos, String gateway, Envelope envelope) implements Outgoing {
-        /** The id that makes its publication idempotent (the stream's duplicate window, the receiver's dedupe). */
+        /**
+         * The id that makes its publication idempotent (the stream's duplicate window; the receiver
+         * dedupes by envelope id). It names the gateway too: published again to a new owner after
+         * the node moved, it must not be taken for the publication to the old one.
+         */
         public String dedupeId() {
-            return envelope.id();
+            return envelope.id() + "@" + gateway;
         }
     }
 

@@ -169,6 +169,31 @@ public final class Registry {
         return token;
     }
 
+    /**
+     * Sets the gateways that take {@code id} over, in order, when its owner (this gateway) is
+     * gone; an empty list leaves it to wait for this gateway. Admin only, on the owner.
+     */
+    public Routing route(Principal caller, NodeId id, List<String> fallbacks) {
+        requireAdmin(caller, "set a node's fallback gateways");
+        Node node = graph.node(id).orElseThrow(() -> notFound(id));
+        requireOwnNode(id, "its fallbacks are set there");
+        if (fallbacks.size() > Routing.MAX_FALLBACKS) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "a node has at most " + Routing.MAX_FALLBACKS
+                    + " fallback gateways, not " + fallbacks.size());
+        }
+        Routing routing = federation.route(node, fallbacks);
+        store.audit(allow(caller, "node.routing", id.value(), "fallback gateways " + routing.fallbacks()));
+        return routing;
+    }
+
+    /** A node's routing as the state room has it, if the caller may see the node. */
+    public Routing routing(Principal caller, NodeId id) {
+        show(caller, id);
+        return federation.routing(id).orElseThrow(() -> new ParleyException(ErrorCode.NOT_FOUND, federation.gateway()
+                .isEmpty() ? "this hub is not a gateway: it runs without --gateway and --nats"
+                : "node " + id + " has no entry in the federation's state room yet"));
+    }
+
     public Grant grant(Principal caller, NewGrant request) {
         requireAdmin(caller, "create grants");
         graph.node(request.from()).orElseThrow(() -> notFound(request.from()));

@@ -17,10 +17,12 @@ public final class StateReplica {
     private final PolicyRules rules;
     private final InstantSource clock;
     private final String self;
+    private final Tokens tokens;
 
-    public StateReplica(Graph graph, FederationStore federation, EventStore store, PolicyRules rules,
+    public StateReplica(Graph graph, Tokens tokens, FederationStore federation, EventStore store, PolicyRules rules,
                         InstantSource clock, String self) {
         this.graph = graph;
+        this.tokens = tokens;
         this.federation = federation;
         this.store = store;
         this.rules = rules;
@@ -28,13 +30,38 @@ public final class StateReplica {
         this.self = self;
     }
 
-    /** A node entry: mirrored when another gateway owns it and it is not known yet. */
-    public void node(Node node, String owner) {
-        if (owner.equals(self) || graph.node(node.id()).isPresent() || graph.isRetired(node.id())) {
-            return;
+    /**
+     * A node entry: mirrored when another gateway owns it and it is not known yet; for a node
+     * known here with another owner than before, the ownership move (a fallback took it over)
+     * is applied and audited. Answers whether the node moved.
+     */
+    public boolean node(Node node, String owner) {
+        NodeId id = node.id();
+        if (graph.isRetired(id)) {
+            return false;
         }
-        federation.mirrorNode(node, owner);
-        graph.putRemote(node, owner);
+        if (graph.node(id).isEmpty()) {
+            // This gateway's own entry is an echo of its create, which puts the node in the graph itself.
+            if (!owner.equals(self)) {
+                federation.mirrorNode(node, owner);
+                graph.putRemote(node, owner);
+            }
+            return false;
+        }
+        String was = graph.owner(id).orElse(self);
+        if (was.equals(owner)) {
+            return false;
+        }
+        Optional<String> to = owner.equals(self) ? Optional.empty() : Optional.of(owner);
+        String why = "owner moved from gateway " + was + " to gateway " + owner;
+        federation.moveNode(id, to, "node " + id + " moved to gateway " + owner + " before this envelope was"
+                + " delivered here", new AuditEntry(clock.instant(), "gateway:" + owner, "node.owner", id.value(),
+                AuditEntry.Decision.ALLOW, why, Optional.empty(), rules.version()));
+        if (was.equals(self)) {
+            tokens.revoke(id); // it speaks through its new owner now
+        }
+        graph.moveTo(id, to);
+        return true;
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.parley.core.Grant;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Routing;
 import dev.parley.core.StateReplica;
 import dev.parley.core.Subscription;
 import dev.parley.core.TopicName;
@@ -76,12 +77,26 @@ public final class Gateway implements Federation, AutoCloseable {
     private final Relay relay;
     private final Ingest ingest;
     private final AtomicLong stateSkipped = new AtomicLong();
+    private final AtomicLong ownershipMoves = new AtomicLong();
+    /** Every node entry of the state room as last seen, with its revision: what compare-and-set writes go against. */
+    private final Map<NodeId, Known> nodes = new ConcurrentHashMap<>();
+    /**
+     * Since when NATS has been in reach without a break; empty while it is not. Only after a
+     * whole presence lifetime of it has every present gateway been heard, so only then may
+     * this gateway judge another gone.
+     */
+    private final AtomicReference<Optional<Instant>> connectedSince;
     private final Thread beat;
     private volatile boolean closed;
 
-    private Gateway(GatewayConfig config, Parts parts, Connection connection) throws IOException,
-            JetStreamApiException {
+    /** A node entry and the state room revision it was read at. */
+    private record Known(Wire.NodeEntry entry, long revision) {
+    }
+
+    private Gateway(GatewayConfig config, Parts parts, Connection connection,
+                    AtomicReference<Optional<Instant>> connectedSince) throws IOException, JetStreamApiException {
         this.config = config;
+        this.connectedSince = connectedSince;
         this.parts = parts;
         this.connection = connection;
         ensureOutbox();
@@ -105,11 +120,18 @@ public final class Gateway implements Federation, AutoCloseable {
                     + " in production.");
         }
         Refusals refusals = new Refusals(config.id());
+        AtomicReference<Optional<Instant>> connectedSince = new AtomicReference<>(Optional.empty());
         Options.Builder options = Options.builder().server(config.url()).connectionName("parley-gateway-" + config.id())
                 .maxReconnects(-1).reconnectWait(Duration.ofMillis(250)).connectionTimeout(Duration.ofSeconds(5))
                 // No hidden buffer while NATS is away: what is owed waits in SQLite, marked, and goes in order.
                 .reconnectBufferSize(0)
                 .connectionListener((c, event) -> {
+                    switch (event) {
+                        case CONNECTED, RECONNECTED -> connectedSince.set(Optional.of(parts.clock().instant()));
+                        case DISCONNECTED, CLOSED -> connectedSince.set(Optional.empty());
+                        default -> {
+                        }
+                    }
                     if (event == ConnectionListener.Events.DISCONNECTED || event == ConnectionListener.Events.RECONNECTED) {
                         LOG.info("gateway " + config.id() + ": NATS " + event.name().toLowerCase(java.util.Locale.ROOT));
                     }
@@ -121,6 +143,7 @@ public final class Gateway implements Federation, AutoCloseable {
         Connection connection;
         try {
             connection = Nats.connect(options.build());
+            connectedSince.compareAndSet(Optional.empty(), Optional.of(parts.clock().instant()));
         } catch (IOException e) {
             throw new IllegalStateException("cannot reach NATS at " + config.url() + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -129,7 +152,7 @@ public final class Gateway implements Federation, AutoCloseable {
         }
         Gateway gateway = null;
         try {
-            gateway = new Gateway(config, parts, connection);
+            gateway = new Gateway(config, parts, connection, connectedSince);
             gateway.loadState();
             gateway.relay.start();
             parts.store().cursors().keySet().forEach(gateway.ingest::follow);
@@ -235,7 +258,8 @@ public final class Gateway implements Federation, AutoCloseable {
     @Override
     public void retire(Node node, Instant at) {
         try {
-            state.put(nodeKey(node.id().value()), Wire.node(node, config.id(), Optional.of(at)));
+            state.put(nodeKey(node.id().value()), Wire.node(new Wire.NodeEntry(node, config.id(), Optional.of(at),
+                    List.of())));
         } catch (IOException | JetStreamApiException | IllegalStateException e) {
             throw unavailable(e);
         }
@@ -282,6 +306,137 @@ public final class Gateway implements Federation, AutoCloseable {
         return relay.spooling() || connection.getStatus() != Connection.Status.CONNECTED;
     }
 
+    @Override
+    public Routing route(Node node, List<String> fallbacks) {
+        List<String> checked = checkFallbacks(fallbacks);
+        String key = nodeKey(node.id().value());
+        try {
+            for (int attempt = 1; ; attempt++) {
+                KeyValueEntry entry = state.get(key);
+                if (entry == null || entry.getValue() == null) {
+                    throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + node.id() + " has no entry in the"
+                            + " federation's state room");
+                }
+                Wire.NodeEntry current = Wire.node(entry.getValue());
+                if (current.deletedAt().isPresent()) {
+                    throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + node.id() + " was deleted");
+                }
+                if (!current.owner().equals(config.id())) {
+                    throw new ParleyException(ErrorCode.FORBIDDEN, "node " + node.id() + " belongs to gateway "
+                            + current.owner() + ": its fallbacks are set there");
+                }
+                try {
+                    state.update(key, Wire.node(new Wire.NodeEntry(current.node(), config.id(), Optional.empty(),
+                            checked)), entry.getRevision());
+                    return new Routing(node.id(), config.id(), checked);
+                } catch (JetStreamApiException e) {
+                    if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE || attempt == 3) {
+                        throw e;
+                    }
+                    // written meanwhile (a takeover, another change): read it again and decide again
+                }
+            }
+        } catch (Wire.Unreadable e) {
+            throw new ParleyException(ErrorCode.UNAVAILABLE, "node " + node.id() + "'s state room entry cannot be"
+                    + " read: " + e.getMessage());
+        } catch (IOException | JetStreamApiException | IllegalStateException e) {
+            throw unavailable(e);
+        }
+    }
+
+    /** Fallbacks are gateways of this federation (seen in presence since this one started), each once, not this one. */
+    private List<String> checkFallbacks(List<String> fallbacks) {
+        for (int i = 0; i < fallbacks.size(); i++) {
+            String gateway = fallbacks.get(i);
+            try {
+                new GatewayId(gateway);
+            } catch (IllegalArgumentException e) {
+                throw new ParleyException(ErrorCode.INVALID_REQUEST, "fallback " + e.getMessage());
+            }
+            if (gateway.equals(config.id())) {
+                throw new ParleyException(ErrorCode.INVALID_REQUEST, "gateway " + gateway + " owns the node: it cannot"
+                        + " also be its fallback");
+            }
+            if (fallbacks.subList(0, i).contains(gateway)) {
+                throw new ParleyException(ErrorCode.INVALID_REQUEST, "gateway " + gateway + " is named twice");
+            }
+            if (!beats.containsKey(gateway)) {
+                throw new ParleyException(ErrorCode.INVALID_REQUEST, "gateway " + gateway + " is not known to this"
+                        + " federation: it has not been present since gateway " + config.id() + " started");
+            }
+        }
+        return List.copyOf(fallbacks);
+    }
+
+    @Override
+    public Optional<Routing> routing(NodeId node) {
+        return Optional.ofNullable(nodes.get(node)).map(Known::entry).filter(e -> e.deletedAt().isEmpty())
+                .map(e -> new Routing(node, e.owner(), e.fallbacks()));
+    }
+
+    @Override
+    public Optional<String> unowned(NodeId node) {
+        Known known = nodes.get(node);
+        Instant now = parts.clock().instant();
+        if (known == null || known.entry().deletedAt().isPresent() || known.entry().fallbacks().isEmpty()
+                || !judging(now) || present(known.entry().owner(), now)
+                || known.entry().fallbacks().stream().anyMatch(g -> present(g, now))) {
+            return Optional.empty();
+        }
+        return Optional.of("no gateway owns " + node + ": its owner " + known.entry().owner() + " and its fallbacks "
+                + String.join(", ", known.entry().fallbacks()) + " have all been gone for more than "
+                + PRESENCE_TTL.toSeconds() + " s");
+    }
+
+    /** Whether {@code gateway} counts as present: this one, or one whose beat was heard within the presence lifetime. */
+    private boolean present(String gateway, Instant now) {
+        Wire.Beat heard = beats.get(gateway);
+        return gateway.equals(config.id()) || (heard != null && heard.at().plus(PRESENCE_TTL).isAfter(now));
+    }
+
+    /** Whether NATS has been in reach for a whole presence lifetime, so that a gateway not heard is gone. */
+    private boolean judging(Instant now) {
+        return connectedSince.get().map(since -> !since.plus(PRESENCE_TTL).isAfter(now)).orElse(false);
+    }
+
+    /**
+     * Takes over, by compare-and-set on their entries, the nodes whose owner is gone and whose
+     * first present fallback is this gateway. Two fallbacks that both think so cannot both
+     * win: the second write is against a revision that is no longer the last. The gateway a
+     * node is taken from becomes its last fallback.
+     */
+    private void takeOver() {
+        Instant now = parts.clock().instant();
+        if (!judging(now)) {
+            return;
+        }
+        for (Known known : nodes.values()) {
+            Wire.NodeEntry entry = known.entry();
+            if (entry.owner().equals(config.id()) || entry.deletedAt().isPresent() || present(entry.owner(), now)
+                    || !entry.fallbacks().stream().filter(g -> present(g, now)).findFirst()
+                    .equals(Optional.of(config.id()))) {
+                continue;
+            }
+            List<String> fallbacks = new java.util.ArrayList<>(entry.fallbacks());
+            fallbacks.remove(config.id());
+            fallbacks.add(entry.owner());
+            try {
+                state.update(nodeKey(entry.node().id().value()), Wire.node(new Wire.NodeEntry(entry.node(),
+                        config.id(), Optional.empty(), fallbacks)), known.revision());
+                LOG.warning("gateway " + config.id() + " took over node " + entry.node().id() + " from gateway "
+                        + entry.owner() + ", gone for more than " + PRESENCE_TTL.toSeconds() + " s");
+            } catch (JetStreamApiException e) {
+                if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
+                    LOG.log(Level.WARNING, "taking over node " + entry.node().id() + " failed; the next beat tries"
+                            + " again", e);
+                }
+                // else another gateway wrote the entry first (it took the node over, or its owner came back)
+            } catch (IOException | IllegalStateException e) {
+                LOG.log(Level.FINE, "taking over node " + entry.node().id() + " failed; the next beat tries again", e);
+            }
+        }
+    }
+
     /** Tells the relay that something may be owed (an envelope was committed). */
     public void wake() {
         relay.wake();
@@ -294,7 +449,7 @@ public final class Gateway implements Federation, AutoCloseable {
                         e.getValue().at().plus(PRESENCE_TTL).isAfter(now)))
                 .toList();
         return new FederationStatus(config.id(), !spooling(), parts.store().owedCount(), ingest.cursors(),
-                ingest.refused(), ingest.unreadable(), stateSkipped.get(), peers);
+                ingest.refused(), ingest.unreadable(), stateSkipped.get(), ownershipMoves.get(), peers);
     }
 
     @Override
@@ -358,10 +513,11 @@ public final class Gateway implements Federation, AutoCloseable {
         try {
             if (key.startsWith("node.") && entry.getOperation() == KeyValueOperation.PUT) {
                 Wire.NodeEntry node = Wire.node(entry.getValue());
+                nodes.put(node.node().id(), new Known(node, entry.getRevision()));
                 if (node.deletedAt().isPresent()) {
                     parts.replica().nodeDeleted(node.node().id(), node.owner(), node.deletedAt().get());
-                } else {
-                    parts.replica().node(node.node(), node.owner());
+                } else if (parts.replica().node(node.node(), node.owner())) {
+                    ownershipMoves.incrementAndGet();
                 }
             } else if (key.startsWith("grant.")) {
                 if (entry.getOperation() == KeyValueOperation.PUT) {
@@ -423,6 +579,7 @@ public final class Gateway implements Federation, AutoCloseable {
         while (!closed) {
             try {
                 presence.put(config.id(), Wire.presence(config.id(), parts.version(), parts.clock().instant()));
+                takeOver();
                 for (var cursor : ingest.cursors().entrySet()) {
                     state.put("cursor." + config.id() + "." + cursor.getKey(), Long.toString(cursor.getValue()));
                 }

@@ -53,9 +53,14 @@ final class Wire {
         }
     }
 
-    /** A node entry of the state room. */
-    /** A node as its owner put it in the state room; {@code deletedAt} once its owner deleted it. */
-    record NodeEntry(Node node, String owner, Optional<Instant> deletedAt) {
+    /**
+     * A node as its owner put it in the state room: {@code deletedAt} once its owner deleted it,
+     * and the gateways that take it over, in order, when its owner is gone.
+     */
+    record NodeEntry(Node node, String owner, Optional<Instant> deletedAt, List<String> fallbacks) {
+        NodeEntry {
+            fallbacks = List.copyOf(fallbacks);
+        }
     }
 
     static byte[] mail(Envelope e) {
@@ -131,10 +136,11 @@ final class Wire {
     }
 
     static byte[] node(Node node, String owner) {
-        return node(node, owner, Optional.empty());
+        return node(new NodeEntry(node, owner, Optional.empty(), List.of()));
     }
 
-    static byte[] node(Node node, String owner, Optional<Instant> deletedAt) {
+    static byte[] node(NodeEntry entry) {
+        Node node = entry.node();
         ObjectNode out = JSON.createObjectNode();
         out.put("id", node.id().value());
         out.put("kind", node.kind().wire());
@@ -143,8 +149,12 @@ final class Wire {
         node.labels().forEach(labels::put);
         out.put("depth", node.depth());
         out.put("createdAt", node.createdAt().toEpochMilli());
-        out.put("owner", owner);
-        deletedAt.ifPresent(at -> out.put("deletedAt", at.toEpochMilli()));
+        out.put("owner", entry.owner());
+        entry.deletedAt().ifPresent(at -> out.put("deletedAt", at.toEpochMilli()));
+        if (!entry.fallbacks().isEmpty()) {
+            var fallbacks = out.putArray("fallbacks");
+            entry.fallbacks().forEach(fallbacks::add);
+        }
         return bytes(out);
     }
 
@@ -155,7 +165,7 @@ final class Wire {
                     optional(in, "parent").map(NodeId::of), stringMap(in.get("labels")), (int) number(in, "depth"),
                     Instant.ofEpochMilli(number(in, "createdAt"))), text(in, "owner"),
                     in.hasNonNull("deletedAt") ? Optional.of(Instant.ofEpochMilli(number(in, "deletedAt")))
-                            : Optional.empty());
+                            : Optional.empty(), strings(in.get("fallbacks")));
         } catch (RuntimeException e) {
             throw new Unreadable("not a valid node entry: " + e.getMessage());
         }
@@ -253,6 +263,14 @@ final class Wire {
     private static Optional<String> optional(JsonNode in, String field) {
         JsonNode value = in.get(field);
         return value == null || value.isNull() ? Optional.empty() : Optional.of(value.asText());
+    }
+
+    private static List<String> strings(JsonNode in) {
+        List<String> out = new ArrayList<>();
+        if (in != null && in.isArray()) {
+            in.forEach(item -> out.add(item.asText()));
+        }
+        return out;
     }
 
     private static Map<String, String> stringMap(JsonNode in) {

@@ -85,7 +85,7 @@ class RelayOrderTest {
                 stored.add(connection.jetStreamManagement().getMessage(STREAM, seq).getHeaders()
                         .getFirst("Nats-Msg-Id"));
             }
-            assertEquals(List.of("e1", "e2", "e3"), stored, "the stream holds the batch in commit order, once");
+            assertEquals(List.of("e1@u", "e2@u", "e3@u"), stored, "the stream holds the batch in commit order, once");
         }
     }
 }

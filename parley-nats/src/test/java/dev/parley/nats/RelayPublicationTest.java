@@ -38,7 +38,7 @@ class RelayPublicationTest {
         assertEquals(List.of(List.of(0, 2, 5), List.of(1), List.of(3), List.of(4)),
                 plan.stream().map(Relay.Publication::members).toList());
         assertEquals(List.of("a", "a", "b", "b"), plan.stream().map(Relay.Publication::gateway).toList());
-        assertEquals(List.of("steps:1-6", "e2", "steps:4-4", "e5"),
+        assertEquals(List.of("steps:1-6", "e2@a", "steps:4-4", "e5@b"),
                 plan.stream().map(Relay.Publication::dedupeId).toList());
         Wire.Record.Steps steps = (Wire.Record.Steps) Wire.record(plan.getFirst().body());
         assertEquals(List.of("ref1", "ref3", "ref6"), steps.steps().stream().map(RemoteStep::ref).toList());

@@ -171,8 +171,8 @@ public final class Hub implements AutoCloseable {
             AccessPolicy access = new AccessPolicy(graph, livePolicy);
 
             // Federation (--gateway, --nats): the state room fills the graph before anything is decided.
-            Optional<Gateway> gateway = config.gateway().map(g -> joinFederation(g, graph, access, store, livePolicy,
-                    clock, config.maxBodyBytes()));
+            Optional<Gateway> gateway = config.gateway().map(g -> joinFederation(g, graph, tokens, access, store,
+                    livePolicy, clock, config.maxBodyBytes()));
             gateway.ifPresent(g -> {
                 services.add(g);
                 committed.add(envelope -> g.wake());
@@ -201,7 +201,7 @@ public final class Hub implements AutoCloseable {
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
             DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, livePolicy, clock);
             ReplyWaiters waiters = new ReplyWaiters(deliveries);
-            Dispatcher dispatcher = new Dispatcher(deliveries, store.federation(), config.gateway()
+            Dispatcher dispatcher = new Dispatcher(deliveries, store.federation(), federation, config.gateway()
                     .map(GatewayConfig::ownerAck).orElse(OwnerAckPolicy.DEFAULT), policies, feeds, new Notices(ids, livePolicy),
                     new Courier(config.pushTimeout()), metrics, clock);
             services.add(dispatcher);
@@ -282,12 +282,13 @@ public final class Hub implements AutoCloseable {
     }
 
     /** Joins the federation as gateway {@code config}: the state room mirrored into the graph, relay and ingest started. */
-    private static Gateway joinFederation(GatewayConfig config, Graph graph, AccessPolicy access, SqliteStore store,
+    private static Gateway joinFederation(GatewayConfig config, Graph graph, Tokens tokens, AccessPolicy access,
+                                         SqliteStore store,
                                          LivePolicy policy, InstantSource clock, long maxBodyBytes) {
         SqliteFederation federation = store.federation();
         // An outbox record carries an envelope whose body was at most maxBodyBytes, plus its JSON framing.
         return Gateway.start(config, new Gateway.Parts(
-                new StateReplica(graph, federation, store, policy, clock, config.id()),
+                new StateReplica(graph, tokens, federation, store, policy, clock, config.id()),
                 new Arrivals(graph, access, store, federation, store.topics(), clock), federation, maxBodyBytes * 2 + 4096,
                 version(), clock));
     }

@@ -50,6 +50,92 @@ public final class SqliteFederation implements FederationStore {
     }
 
     @Override
+    public void moveNode(NodeId node, Optional<String> to, String reason, AuditEntry audit) {
+        writer.submit(tx -> {
+            var s = tx.statements();
+            Optional<String> was = Ledger.remoteOwner(s, node);
+            var move = s.get("UPDATE nodes SET gateway = ?, token_hash = CASE WHEN ? IS NULL THEN token_hash END"
+                    + " WHERE id = ?");
+            move.setString(1, to.orElse(null));
+            move.setString(2, to.orElse(null));
+            move.setString(3, node.value());
+            move.executeUpdate();
+            if (to.isEmpty()) {
+                takenOver(s, node);
+            } else if (was.isEmpty()) {
+                movedAway(tx, node, to.get(), reason, audit.at());
+            } else {
+                movedBetween(s, node, to.get(), audit.at());
+            }
+            Ledger.insertAudit(s, audit);
+            return null;
+        });
+    }
+
+    /** Its inbox here is its inbox now: nothing for it is owed to, or awaited from, its old owner. */
+    private static void takenOver(Statements s, NodeId node) throws SQLException {
+        var owed = s.get("DELETE FROM relay WHERE kind = 'envelope' AND envelope_id IN"
+                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        owed.setString(1, node.value());
+        owed.executeUpdate();
+        var awaited = s.get("DELETE FROM schedule WHERE purpose = 'owner_ack' AND envelope_id IN"
+                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        awaited.setString(1, node.value());
+        awaited.executeUpdate();
+    }
+
+    /**
+     * What its inbox here holds undelivered: its new owner gets what this gateway's nodes sent
+     * (this gateway speaks for them); the rest came from other gateways: dead-lettered here, and
+     * each sender's gateway owed that step, with the reason.
+     */
+    private static void movedAway(Writer.Tx tx, NodeId node, String to, String reason, Instant at)
+            throws SQLException {
+        var s = tx.statements();
+        var undelivered = s.get("SELECT e.id, n.gateway IS NULL FROM envelopes e"
+                + " JOIN nodes n ON n.id = e.from_node WHERE e.to_node = ? AND e.delivered_at IS NULL"
+                + " AND e.state IN ('accepted', 'retry_pending') ORDER BY e.seq");
+        undelivered.setString(1, node.value());
+        List<Undelivered> found = new ArrayList<>();
+        try (var rs = undelivered.executeQuery()) {
+            while (rs.next()) {
+                found.add(new Undelivered(rs.getString(1), rs.getBoolean(2)));
+            }
+        }
+        var forward = s.get("INSERT INTO relay (gateway, kind, envelope_id, at) VALUES (?, 'envelope', ?, ?)");
+        for (Undelivered envelope : found) {
+            if (envelope.fromHere()) {
+                forward.setString(1, to);
+                forward.setString(2, envelope.id());
+                forward.setLong(3, at.toEpochMilli());
+                forward.executeUpdate();
+            } else {
+                Ledger.deadLetter(tx, envelope.id(), reason, 0, at, Optional.empty()); // its gateway is owed the step
+            }
+        }
+    }
+
+    /** An envelope in the inbox of a node that moved away, and whether a node of this gateway sent it. */
+    private record Undelivered(String id, boolean fromHere) {
+    }
+
+    /** What is owed for it goes to its new owner, and what its old owner has not confirmed is published there now. */
+    private static void movedBetween(Statements s, NodeId node, String to, Instant at) throws SQLException {
+        var owed = s.get("UPDATE relay SET gateway = ? WHERE kind = 'envelope' AND envelope_id IN"
+                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        owed.setString(1, to);
+        owed.setString(2, node.value());
+        owed.executeUpdate();
+        // A check waiting for the stream (due at the end of time) is left to the relay.
+        var due = s.get("UPDATE schedule SET due_at = ? WHERE purpose = 'owner_ack' AND due_at < ? AND envelope_id IN"
+                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        due.setLong(1, at.toEpochMilli());
+        due.setLong(2, Long.MAX_VALUE);
+        due.setString(3, node.value());
+        due.executeUpdate();
+    }
+
+    @Override
     public void mirrorGrant(Grant grant) {
         writer.submit(tx -> {
             Ledger.insertGrant(tx.statements(), grant); // a grant seen again is the same grant

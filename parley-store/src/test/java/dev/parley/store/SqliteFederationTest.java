@@ -37,6 +37,7 @@ class SqliteFederationTest {
     private static final Instant NOW = Instant.parse("2026-11-24T10:00:00.000Z");
     private static final NodeId LEAD = NodeId.of("lead");
     private static final NodeId WORKER = NodeId.of("worker");
+    private static final NodeId REMOTE = NodeId.of("remote");
 
     @TempDir
     Path dir;
@@ -71,7 +72,7 @@ class SqliteFederationTest {
         assertEquals(1, owed.size());
         Outgoing.Mail mail = assertInstanceOf(Outgoing.Mail.class, owed.getFirst());
         assertEquals("b", mail.gateway());
-        assertEquals(sent.id(), mail.dedupeId());
+        assertEquals(sent.id() + "@b", mail.dedupeId(), "the envelope at the gateway it goes to");
         assertEquals("b", store.loadGraph().owners().get(WORKER));
 
         federation.relayed(mail.pos(), NOW, Duration.ofSeconds(30));
@@ -107,7 +108,7 @@ class SqliteFederationTest {
         assertFalse(federation.republish(silent.id(), 2), "a check is acted on once");
         assertTrue(deliveries.due(NOW.plusSeconds(3600), 10).isEmpty(), "not due while the publication is owed");
         Outgoing.Mail again = assertInstanceOf(Outgoing.Mail.class, federation.owed(0, 10).getFirst());
-        assertEquals(silent.id(), again.dedupeId(), "the same Nats-Msg-Id");
+        assertEquals(silent.id() + "@b", again.dedupeId(), "the same Nats-Msg-Id");
         Instant published = NOW.plusSeconds(31);
         federation.relayed(again.pos(), published, Duration.ofSeconds(30));
         assertTrue(deliveries.due(published.plusSeconds(59), 10).isEmpty(), "the second window is twice as long");
@@ -230,6 +231,73 @@ class SqliteFederationTest {
         List<Outgoing> owed = federation.owed(0, 10);
         assertEquals(1, owed.size(), "only the envelope itself: folding owes no step back for a local sender");
         assertInstanceOf(Outgoing.Mail.class, owed.getFirst());
+    }
+
+    @Test
+    void aNodeMovedAwayForwardsWhatThisGatewaysNodesSentAndFailsTheRestBackToTheirGateways() {
+        open().createNode(node(LEAD), "hash-lead", audit());
+        store.createNode(node(WORKER), "hash-worker", audit());
+        SqliteFederation federation = store.federation();
+        federation.mirrorNode(node(REMOTE), "c");
+        Envelope fromHere = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
+        Envelope fromC = draft(REMOTE, WORKER);
+        assertEquals(List.of(true), federation.take("c", List.of(new Inbound.Mail(1, fromC, audit()))));
+        Envelope delivered = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
+        store.deliveries(null).pushed(delivered, NOW, Optional.empty());
+        long accepted = federation.owedCount(); // the accepted step owed to c
+
+        federation.moveNode(WORKER, Optional.of("b"), "worker moved to gateway b", audit());
+
+        assertEquals("b", store.loadGraph().owners().get(WORKER));
+        assertFalse(store.loadGraph().tokenHashes().containsKey(WORKER), "its token stops working here");
+        List<Outgoing> owed = federation.owed(0, 10).subList((int) accepted, (int) federation.owedCount());
+        assertEquals(2, owed.size(), owed.toString());
+        Outgoing.Mail forwarded = assertInstanceOf(Outgoing.Mail.class, owed.getFirst());
+        assertEquals(List.of(fromHere.id(), "b"), List.of(forwarded.envelope().id(), forwarded.gateway()),
+                "what a node of this gateway sent goes to the new owner; nothing delivered goes");
+        Outgoing.Ack told = assertInstanceOf(Outgoing.Ack.class, owed.getLast());
+        assertEquals(List.of(fromC.id(), "c", "dead_lettered", "worker moved to gateway b"), List.of(told.step().ref(),
+                told.gateway(), told.step().state().wire(), told.step().detail()), "its sender's gateway is told");
+        assertEquals(DeliveryState.DEAD_LETTERED, store.message(fromC.id()).orElseThrow().state());
+        assertEquals("worker moved to gateway b", store.deliveries(null).deadLetter(fromC.id()).orElseThrow().reason());
+        assertEquals(DeliveryState.ACCEPTED, store.message(fromHere.id()).orElseThrow().state(),
+                "the sender's copy waits for the new owner's steps");
+    }
+
+    @Test
+    void aNodeTakenOverHereOwesAndAwaitsNothingFromItsOldOwner() {
+        open().createNode(node(LEAD), "hash-lead", audit());
+        SqliteFederation federation = store.federation();
+        federation.mirrorNode(node(WORKER), "a");
+        store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty());
+        federation.relayed(federation.owed(0, 10).getLast().pos(), NOW, Duration.ofSeconds(30));
+        store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()); // owed, not yet published
+        assertEquals(1, federation.owedCount());
+
+        federation.moveNode(WORKER, Optional.empty(), "unused", audit());
+
+        assertFalse(store.loadGraph().owners().containsKey(WORKER), "a node of this gateway now");
+        assertEquals(0, federation.owedCount(), "nothing goes to the old owner");
+        assertTrue(store.deliveries(null).due(NOW.plusSeconds(3600), 10).isEmpty(), "no owner is waited for");
+        assertEquals(2, store.headSeq(WORKER), "both are in its inbox here");
+    }
+
+    @Test
+    void aNodeMovedBetweenTwoOtherGatewaysHasWhatIsOwedAndUnconfirmedSentToTheNewOwnerNow() {
+        open().createNode(node(LEAD), "hash-lead", audit());
+        SqliteFederation federation = store.federation();
+        federation.mirrorNode(node(WORKER), "a");
+        Envelope unconfirmed = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
+        federation.relayed(federation.owed(0, 10).getLast().pos(), NOW, Duration.ofSeconds(30));
+        Envelope owed = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
+
+        federation.moveNode(WORKER, Optional.of("b"), "unused", audit());
+
+        Outgoing.Mail next = assertInstanceOf(Outgoing.Mail.class, federation.owed(0, 10).getFirst());
+        assertEquals(List.of(owed.id(), "b"), List.of(next.envelope().id(), next.gateway()));
+        List<DeliveryStore.Due> due = store.deliveries(null).due(NOW, 10);
+        assertEquals(List.of(unconfirmed.id()), due.stream().map(d -> d.envelope().id()).toList(),
+                "the check of what the old owner never confirmed is due at once, not after its window");
     }
 
     private static Node node(NodeId id) {

@@ -2,6 +2,7 @@ package dev.parley.server.delivery;
 
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryPolicies;
+import dev.parley.core.Federation;
 import dev.parley.core.FederationStore;
 import dev.parley.core.OwnerAckPolicy;
 import dev.parley.core.DeliveryPolicy;
@@ -48,6 +49,8 @@ public final class Dispatcher implements Notifier, AutoCloseable {
 
     private final DeliveryStore store;
     private final FederationStore federation;
+    /** Who owns the targets of cross-gateway envelopes: a target no gateway owns is not waited for. */
+    private final Federation owners;
     private final OwnerAckPolicy ownerAck;
     private final DeliveryPolicies policies;
     private final InboxFeeds feeds;
@@ -75,10 +78,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private final Thread scanner;
     private volatile boolean closed;
 
-    public Dispatcher(DeliveryStore store, FederationStore federation, OwnerAckPolicy ownerAck, DeliveryPolicies policies,
-                      InboxFeeds feeds, Notices notices, Courier courier, Metrics metrics, InstantSource clock) {
+    public Dispatcher(DeliveryStore store, FederationStore federation, Federation owners, OwnerAckPolicy ownerAck,
+                      DeliveryPolicies policies, InboxFeeds feeds, Notices notices, Courier courier, Metrics metrics,
+                      InstantSource clock) {
         this.store = store;
         this.federation = federation;
+        this.owners = owners;
         this.ownerAck = ownerAck;
         this.policies = policies;
         this.feeds = feeds;
@@ -180,9 +185,20 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     /**
      * The gateway owning the target of a cross-gateway envelope did not confirm it in time:
      * publish it again, or after the last publication dead-letter it with a notice to its sender.
+     * When no gateway owns the target (its owner and every fallback gone), it is dead-lettered now.
      */
     private void ownerSilent(DeliveryStore.Due due) {
         Envelope envelope = due.envelope();
+        Optional<String> unowned = owners.unowned(envelope.to());
+        if (unowned.isPresent()) {
+            Instant now = clock.instant();
+            if (federation.giveUp(envelope.id(), due.attempt(), unowned.get(), now, notices.deadLetter(envelope,
+                    unowned.get(), due.attempt(), now))) {
+                deadLettered(envelope, unowned.get());
+                metrics.unowned.increment();
+            }
+            return;
+        }
         if (due.attempt() >= ownerAck.publications()) {
             Instant now = clock.instant();
             String reason = "the gateway that owns " + envelope.to() + " did not confirm it after " + due.attempt()

@@ -141,23 +141,42 @@ public record Body(ObjectNode json) {
         return Optional.of(value.booleanValue());
     }
 
+    /** An array of strings; absent means none. */
+    public List<String> strings(String field) {
+        List<String> out = new ArrayList<>();
+        for (JsonNode element : array(field, "strings")) {
+            if (!element.isTextual()) {
+                throw invalid("field '" + field + "' must be an array of strings");
+            }
+            out.add(element.textValue());
+        }
+        return out;
+    }
+
     /** An array of objects, each read with the same typed accessors; absent means none. */
     public List<Body> objects(String field) {
-        JsonNode value = json.get(field);
-        if (value == null || value.isNull()) {
-            return List.of();
-        }
-        if (!value.isArray()) {
-            throw invalid("field '" + field + "' must be an array of objects");
-        }
         List<Body> out = new ArrayList<>();
-        for (JsonNode element : value) {
+        for (JsonNode element : array(field, "objects")) {
             if (!(element instanceof ObjectNode object)) {
                 throw invalid("field '" + field + "' must be an array of objects");
             }
             out.add(new Body(object));
         }
         return out;
+    }
+
+    /** The elements of an array field; none when it is absent or null. */
+    private List<JsonNode> array(String field, String ofWhat) {
+        JsonNode value = json.get(field);
+        if (value == null || value.isNull()) {
+            return List.of();
+        }
+        if (!value.isArray()) {
+            throw invalid("field '" + field + "' must be an array of " + ofWhat);
+        }
+        List<JsonNode> elements = new ArrayList<>(value.size());
+        value.forEach(elements::add);
+        return elements;
     }
 
     /**

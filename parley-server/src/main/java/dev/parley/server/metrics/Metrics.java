@@ -32,6 +32,7 @@ public final class Metrics implements CommitObserver {
     // Federation: envelopes published again because their owner did not confirm them, and given up on.
     public final LongAdder republished = new LongAdder();
     public final LongAdder unconfirmed = new LongAdder();
+    public final LongAdder unowned = new LongAdder();
 
     private final LongAdder committedJobs = new LongAdder();
     private final Histogram commitLatency = new Histogram("parley_commit_latency_seconds",
@@ -133,6 +134,10 @@ public final class Metrics implements CommitObserver {
             counter(out, "parley_federation_unconfirmed_total", "Envelopes dead-lettered because the gateway owning"
                     + " their target never confirmed them (an incident: that gateway is gone or cannot take them).",
                     unconfirmed.sum());
+            counter(out, "parley_federation_unowned_total", "Envelopes dead-lettered because no gateway owned their"
+                    + " target: its owner and all its fallbacks were gone (an incident).", unowned.sum());
+            counter(out, "parley_federation_ownership_moves_total", "Nodes that changed owner gateway (a fallback took"
+                    + " them over), as applied here.", f.ownershipMoves());
             counter(out, "parley_federation_state_skipped_total", "State room entries skipped as unreadable.",
                     f.stateSkipped());
             out.append("# HELP parley_federation_cursor Last stream sequence taken in from each source gateway.\n");

@@ -7,7 +7,9 @@ import dev.parley.core.NewNode;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
+import dev.parley.core.Principal;
 import dev.parley.core.Registry;
+import dev.parley.core.Routing;
 import dev.parley.server.delivery.InboxFeeds;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
@@ -15,7 +17,7 @@ import dev.parley.server.http.Routes;
 import dev.parley.server.wire.Json;
 import dev.parley.server.wire.Views;
 
-/** {@code /v1/nodes}: register, list, show, delete nodes and rotate their tokens. */
+/** {@code /v1/nodes}: register, list, show, delete nodes, rotate their tokens, route them across gateways. */
 public final class NodeRoutes {
     private final Registry registry;
     private final InboxFeeds feeds;
@@ -34,7 +36,9 @@ public final class NodeRoutes {
                 .get("/v1/nodes", this::list)
                 .get("/v1/nodes/{id}", this::show)
                 .delete("/v1/nodes/{id}", this::delete)
-                .post("/v1/nodes/{id}/token", this::rotate);
+                .post("/v1/nodes/{id}/token", this::rotate)
+                .get("/v1/nodes/{id}/routing", this::routing)
+                .put("/v1/nodes/{id}/routing", this::route);
     }
 
     private void create(Exchange ex) {
@@ -78,6 +82,30 @@ public final class NodeRoutes {
         ObjectNode out = Json.object();
         out.put("token", registry.rotateToken(caller, ex.pathNode()));
         ex.json(200, out);
+    }
+
+    /** {@code {"fallbacks": ["b", "c"]}} (admin, on the node's owner) → 200 the routing, as {@code GET} shows it. */
+    private void route(Exchange ex) {
+        Principal caller = ex.caller();
+        Body body = ex.body();
+        if (!body.json().hasNonNull("fallbacks")) {
+            throw Body.invalid("field 'fallbacks' is required: the gateway ids, in order ([] for none)");
+        }
+        ex.json(200, routingView(registry.route(caller, ex.pathNode(), body.strings("fallbacks"))));
+    }
+
+    private void routing(Exchange ex) {
+        Principal caller = ex.caller();
+        ex.json(200, routingView(registry.routing(caller, ex.pathNode())));
+    }
+
+    private static ObjectNode routingView(Routing routing) {
+        ObjectNode out = Json.object();
+        out.put("node", routing.node().value());
+        out.put("owner", routing.owner());
+        var fallbacks = out.putArray("fallbacks");
+        routing.fallbacks().forEach(fallbacks::add);
+        return out;
     }
 
     private ObjectNode view(Node node) {

@@ -422,6 +422,93 @@ class FederationTest {
         }
     }
 
+    /**
+     * Model item 5: a, owner of worker, is gone; b, its fallback, takes it over by compare-and-set
+     * once a's presence has run out, and c's mail for worker follows it there. a back finds
+     * worker moved: its token there stops working, and what a held undelivered from c is
+     * dead-lettered there with c told. With a and b both gone, no gateway owns worker: c
+     * dead-letters its mail with a notice, counted as an incident.
+     */
+    @Test
+    void aFallbackTakesOverANodeWhoseOwnerIsGoneAndMailForANodeNoGatewayOwnsIsDeadLettered() throws Exception {
+        Duration presenceRunsOut = Duration.ofSeconds(90);
+        try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"));
+             HubFixture c = gateway("c", nats, new OwnerAckPolicy(Duration.ofMillis(500), 60))) {
+            String boss = c.createNode("boss", null);
+            HubFixture b = gateway("b", nats);
+            try {
+                HubFixture a = gateway("a", nats);
+                String worker;
+                String before;
+                try {
+                    await().atMost(WAIT).until(() -> a.get(a.admin(), "/v1/nodes/boss").status() == 200);
+                    worker = a.createNodeResp(a.admin(), "worker", "boss").text("token");
+                    await().atMost(WAIT).until(() -> b.get(b.admin(), "/v1/nodes/worker").status() == 200
+                            && c.get(c.admin(), "/v1/nodes/worker").status() == 200);
+                    String path = "/v1/nodes/worker/routing";
+                    assertError(a.put(a.admin(), path, obj("fallbacks", List.of("zz"))), 400, "invalid_request");
+                    assertError(a.put(a.admin(), path, obj("fallbacks", List.of("a"))), 400, "invalid_request");
+                    assertError(a.put(a.admin(), path, obj("fallbacks", List.of("b", "b"))), 400, "invalid_request");
+                    assertError(a.put(a.admin(), path, obj("fallbacks", List.of("B!"))), 400, "invalid_request");
+                    assertError(a.put(a.admin(), path, obj()), 400, "invalid_request");
+                    assertError(a.put(worker, path, obj("fallbacks", List.of("b"))), 403, "forbidden");
+                    assertError(b.put(b.admin(), path, obj("fallbacks", List.of("c"))), 403, "forbidden");
+                    HubFixture.Resp routed = a.put(a.admin(), path, obj("fallbacks", List.of("b")));
+                    assertEquals(200, routed.status(), routed.toString());
+                    assertEquals("{\"node\":\"worker\",\"owner\":\"a\",\"fallbacks\":[\"b\"]}", routed.body());
+                    await().atMost(WAIT).until(() -> c.get(c.admin(), path).body().equals(routed.body()));
+
+                    before = c.sendOk(boss, "worker", "before").text("id");
+                    await().atMost(WAIT).until(() -> timeline(c, boss, before).contains("accepted by a"));
+                } finally {
+                    a.close(); // gone without a word: its presence runs out
+                }
+                String during = c.sendOk(boss, "worker", "during").text("id");
+                await().atMost(presenceRunsOut).until(() -> "b".equals(b.get(b.admin(), "/v1/nodes/worker")
+                        .text("gateway")));
+                assertEquals("{\"node\":\"worker\",\"owner\":\"b\",\"fallbacks\":[\"a\"]}",
+                        b.get(b.admin(), "/v1/nodes/worker/routing").body(), "the gateway it left is its fallback now");
+                await().atMost(WAIT).until(() -> timeline(c, boss, during).contains("accepted by b"));
+                String moved = b.post(b.admin(), "/v1/nodes/worker/token", null).text("token");
+                assertEquals(List.of(during), b.inbox(moved).stream().map(e -> e.get("id").asText()).toList(),
+                        "what was sent while a was gone, once");
+                String after = c.sendOk(boss, "worker", "after").text("id");
+                await().atMost(WAIT).until(() -> b.inbox(moved).size() == 2);
+                assertEquals(after, b.inbox(moved).getLast().get("id").asText());
+                assertEquals(1.0, b.metric("parley_federation_ownership_moves_total"));
+                assertEquals(1.0, c.metric("parley_federation_ownership_moves_total"));
+                assertTrue(c.get(c.admin(), "/v1/audit?node=worker&action=node.owner").body()
+                        .contains("owner moved from gateway a to gateway b"), "the move is audited");
+
+                try (HubFixture back = gateway("a", nats)) {
+                    assertEquals("b", back.get(back.admin(), "/v1/nodes/worker").text("gateway"),
+                            "the state room is loaded before the hub serves");
+                    assertError(back.get(worker, "/v1/inbox"), 401, "unauthorized");
+                    await().atMost(WAIT).until(() -> "dead_lettered".equals(c.get(boss, "/v1/messages/" + before)
+                            .text("state")));
+                    assertTrue(timeline(c, boss, before).contains("moved to gateway b"), timeline(c, boss, before));
+                    assertEquals(200, back.get(back.admin(), "/v1/dead-letters/" + before).status());
+                    assertEquals(1.0, back.metric("parley_federation_ownership_moves_total"));
+                }
+            } finally {
+                b.close();
+            }
+            // Owner b and fallback a both gone: no gateway owns worker.
+            String lost = c.sendOk(boss, "worker", "lost").text("id");
+            await().atMost(presenceRunsOut).until(() -> "dead_lettered".equals(c.get(boss, "/v1/messages/" + lost)
+                    .text("state")));
+            assertEquals(1.0, c.metric("parley_federation_unowned_total"));
+            JsonNode notice = c.inbox(boss).stream().filter(e -> e.get("kind").asText().equals("dead_letter")
+                    && e.get("corrId").asText().equals(lost)).findFirst()
+                    .orElseThrow(() -> new AssertionError("no dead-letter notice for the sender"));
+            assertTrue(notice.get("text").asText().contains("no gateway owns worker"), notice.toString());
+        }
+    }
+
+    private static String timeline(HubFixture hub, String token, String id) {
+        return hub.get(token, "/v1/messages/" + id).get("timeline").toString();
+    }
+
     @Test
     void restartedGatewayTakesEveryAcceptedSendExactlyOnce() throws Exception {
         try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats")); HubFixture a = gateway("a", nats)) {

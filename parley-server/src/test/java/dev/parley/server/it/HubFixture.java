@@ -240,6 +240,10 @@ public final class HubFixture implements AutoCloseable {
         return request("POST", path, token, toBytes(body), Map.of());
     }
 
+    public Resp put(String token, String path, Object body) {
+        return request("PUT", path, token, toBytes(body), Map.of());
+    }
+
     /** POST with a raw body string, sent as-is (for malformed JSON). */
     public Resp postRaw(String token, String path, String raw) {
         return request("POST", path, token, raw.getBytes(StandardCharsets.UTF_8), Map.of());
