@@ -6,19 +6,22 @@ import dev.parley.core.NodeKind;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.TypeConversionException;
 
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** {@code parley node ...}: the message graph's nodes. */
 @Command(name = "node", mixinStandardHelpOptions = true, description = "Create, list, show and remove nodes.",
         subcommands = {NodeCommand.AddNode.class, NodeCommand.ListNodes.class, NodeCommand.ShowNode.class,
-                NodeCommand.RemoveNode.class})
+                NodeCommand.RemoveNode.class, NodeCommand.Routing.class})
 final class NodeCommand extends CommandGroup {
 
     /** Prints a freshly issued token: the hub keeps only its hash, so this is the only chance to copy it. */
@@ -122,6 +125,38 @@ final class NodeCommand extends CommandGroup {
             client.delete("/v1/nodes/" + HubClient.segment(id));
             emit(HubClient.JSON.createObjectNode().put("id", id).put("deleted", true),
                     () -> line("deleted", "node", id));
+        }
+    }
+
+    @Command(name = "routing", mixinStandardHelpOptions = true,
+            description = {"Show a node's owner gateway and fallback gateways, or set its fallbacks (admin, on its "
+                    + "owner): the gateways that take it over, in order, when its owner is gone."})
+    static final class Routing extends ClientCommand {
+        @Parameters(paramLabel = "ID", description = "Node id.")
+        String id;
+
+        @Option(names = "--fallback", paramLabel = "GATEWAY", description = "A fallback gateway; repeatable, in order.")
+        List<String> fallbacks = new ArrayList<>();
+
+        @Option(names = "--clear", description = "Remove every fallback: the node waits for its owner.")
+        boolean clear;
+
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            String path = "/v1/nodes/" + HubClient.segment(id) + "/routing";
+            if (clear && !fallbacks.isEmpty()) {
+                throw new ParameterException(spec.commandLine(), "--clear and --fallback do not go together");
+            }
+            JsonNode routing = clear || !fallbacks.isEmpty()
+                    ? client.put(path, HubClient.JSON.createObjectNode().set("fallbacks",
+                            HubClient.JSON.valueToTree(fallbacks)))
+                    : client.get(path);
+            emit(routing, () -> new Table()
+                    .row("node", field(routing, "node"))
+                    .row("owner", field(routing, "owner"))
+                    .row("fallbacks", routing.path("fallbacks").isEmpty() ? "-"
+                            : String.join(", ", routing.path("fallbacks").valueStream().map(JsonNode::asText).toList()))
+                    .print(out()));
         }
     }
 

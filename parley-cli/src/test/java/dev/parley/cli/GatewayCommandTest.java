@@ -70,6 +70,21 @@ class GatewayCommandTest {
 
             String node = addNode(a, "lead");
             assertFailure(parley(as(a, node, "gateway", "list")), ExitStatus.FORBIDDEN, "forbidden");
+
+            CliRun routed = parley(as(a, a.adminToken(), "node", "routing", "lead", "--fallback", "b"));
+            assertEquals(ExitStatus.OK, routed.exit, routed::describe);
+            assertTrue(routed.out().lines().anyMatch(l -> l.matches("fallbacks\\s+b")), routed.out());
+            await().atMost(PATIENCE).until(() -> parley(as(b, b.adminToken(), "node", "routing", "lead", "--json"))
+                    .json().path("fallbacks").toString().equals("[\"b\"]"));
+            assertEquals("a", parley(as(b, b.adminToken(), "node", "routing", "lead", "--json")).json().path("owner")
+                    .asText());
+            assertFailure(parley(as(b, b.adminToken(), "node", "routing", "lead", "--clear")), ExitStatus.FORBIDDEN,
+                    "forbidden");
+            CliRun both = parley(as(a, a.adminToken(), "node", "routing", "lead", "--clear", "--fallback", "b"));
+            assertEquals(ExitStatus.USAGE, both.exit, both::describe);
+            assertTrue(both.err().contains("--clear and --fallback do not go together"), both::describe);
+            CliRun cleared = parley(as(a, a.adminToken(), "node", "routing", "lead", "--clear", "--json"));
+            assertEquals("[]", cleared.json().path("fallbacks").toString(), cleared::describe);
         }
     }
 
@@ -79,6 +94,10 @@ class GatewayCommandTest {
             CliRun run = parley(as(single, single.adminToken(), "gateway", "status"));
             assertFailure(run, ExitStatus.NOT_FOUND, "not_found");
             assertTrue(run.err().contains("this hub is not a gateway"), run::describe);
+            addNode(single, "lead");
+            CliRun routing = parley(as(single, single.adminToken(), "node", "routing", "lead", "--fallback", "b"));
+            assertFailure(routing, ExitStatus.NOT_FOUND, "not_found");
+            assertTrue(routing.err().contains("this hub is not a gateway"), routing::describe);
         }
     }
 
