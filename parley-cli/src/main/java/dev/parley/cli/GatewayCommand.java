@@ -7,6 +7,7 @@ import dev.parley.nats.auth.NatsAuthority;
 import dev.parley.nats.auth.StateRoomBuckets;
 import dev.parley.server.keys.KeyFileSealer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
@@ -31,7 +32,7 @@ import java.util.concurrent.Callable;
 @Command(name = "gateway", mixinStandardHelpOptions = true,
         description = "The federation of gateways: make one, admit gateways, and see it from the hub you talk to.",
         subcommands = {GatewayCommand.Init.class, GatewayCommand.Invite.class, GatewayCommand.Join.class,
-                GatewayCommand.ListGateways.class, GatewayCommand.GatewayStatus.class})
+                GatewayCommand.Revoke.class, GatewayCommand.ListGateways.class, GatewayCommand.GatewayStatus.class})
 final class GatewayCommand extends CommandGroup {
 
     @Command(name = "init", mixinStandardHelpOptions = true,
@@ -47,10 +48,8 @@ final class GatewayCommand extends CommandGroup {
         @Option(names = "--gateway", required = true, paramLabel = "ID", description = "This first gateway's id.")
         String gateway;
 
-        @Option(names = "--data", paramLabel = "DIR", defaultValue = "${env:PARLEY_DATA:-parley-data}",
-                description = "The gateway's data directory, as given to parley serve (default: env PARLEY_DATA, else"
-                        + " ./parley-data).")
-        Path data;
+        @Mixin
+        DataDirectory data;
 
         @Option(names = "--nats-listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:4222",
                 description = "Where nats-server listens (default: ${DEFAULT-VALUE}).")
@@ -85,33 +84,34 @@ final class GatewayCommand extends CommandGroup {
                     return ExitStatus.CONFLICT;
                 }
             }
-            if (AuthorityFile.exists(data)) {
-                err.println("parley: gateway init: " + data + " already holds a NATS authority: a federation has one;"
-                        + " mint with it (`parley gateway invite`) instead of making another");
+            if (AuthorityFile.exists(data.path())) {
+                err.println("parley: gateway init: " + data.path() + " already holds a NATS authority: a federation"
+                        + " has one; mint with it (`parley gateway invite`) instead of making another");
                 return ExitStatus.CONFLICT;
             }
             NatsAuthority authority = NatsAuthority.create();
             List<Path> written = new java.util.ArrayList<>();
             try {
-                Files.createDirectories(data);
+                Files.createDirectories(data.path());
                 Files.writeString(conf, "listen: \"" + listen + "\"\n" + authority.serverConfig(store.toAbsolutePath()),
                         StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE_NEW);
                 written.add(conf);
                 writeSecret(credsFile, authority.mint(new GatewayId(gateway), StateRoomBuckets.DEFAULT).creds());
                 written.add(credsFile);
-                AuthorityFile.create(data, KeyFileSealer.open(data), authority); // last: it makes the next init refuse
+                // last: it makes the next init refuse
+                AuthorityFile.create(data.path(), KeyFileSealer.open(data.path()), authority);
             } catch (IOException | RuntimeException e) {
                 written.forEach(GatewayCommand::deleteQuietly); // all or nothing
                 err.println("parley: gateway init: " + java.util.Objects.requireNonNullElse(e.getMessage(),
                         "cannot write the files") + "; nothing was written");
                 return e instanceof IllegalStateException ? ExitStatus.CONFLICT : ExitStatus.REFUSED;
             }
-            out.println("authority  " + data.resolve("nats-authority").toAbsolutePath() + " (sealed with "
-                    + data.resolve("hub.key").toAbsolutePath() + ")");
+            out.println("authority  " + data.path().resolve("nats-authority").toAbsolutePath() + " (sealed with "
+                    + data.path().resolve("hub.key").toAbsolutePath() + ")");
             out.println("nats conf  " + conf.toAbsolutePath());
             out.println("creds      " + credsFile.toAbsolutePath() + " (gateway " + gateway + ")");
-            out.println("next       nats-server -c " + conf + "   then   parley serve --data " + data + " --gateway "
-                    + gateway + " --nats nats://" + listen + " --nats-creds " + credsFile);
+            out.println("next       nats-server -c " + conf + "   then   parley serve --data " + data.path()
+                    + " --gateway " + gateway + " --nats nats://" + listen + " --nats-creds " + credsFile);
             out.flush();
             return ExitStatus.OK;
         }
@@ -187,6 +187,100 @@ final class GatewayCommand extends CommandGroup {
                 line("joined", "gateway", field(shown, "gateway"), "user", field(shown, "user"));
                 out().println("creds    " + field(shown, "creds"));
             });
+        }
+    }
+
+    @Command(name = "revoke", mixinStandardHelpOptions = true,
+            description = {"Revoke a gateway's NATS credentials, on the gateway that ran `parley gateway init` (the",
+                    "hub need not run): the user key (as `parley gateway join` printed it, and the audit log of the",
+                    "exchange holds it) is refused from now on. --conf rewrites the account in the nats-server",
+                    "configuration so that a restarted server refuses it too; --nats pushes it to a running server,",
+                    "which closes that user's connections at once."})
+    static final class Revoke implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "USER", description = "The gateway's NATS user public key (U...).")
+        String user;
+
+        @Mixin
+        DataDirectory data;
+
+        @Option(names = "--conf", paramLabel = "FILE", description = "The nats-server configuration to rewrite.")
+        Path conf;
+
+        @Option(names = "--nats", paramLabel = "URL", description = "A running nats-server to push the account to.")
+        String nats;
+
+        @Override
+        public Integer call() throws InterruptedException {
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            if (!NatsAuthority.isUserKey(user)) {
+                throw new ParameterException(spec.commandLine(), "USER: not a NATS user public key: " + user);
+            }
+            if (!AuthorityFile.exists(data.path())) {
+                err.println("parley: gateway revoke: " + data.path() + " holds no NATS authority: revoke on the"
+                        + " gateway that ran `parley gateway init`");
+                return ExitStatus.NOT_FOUND;
+            }
+            String configuration;
+            try {
+                configuration = conf == null ? null : Files.readString(conf, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                err.println("parley: gateway revoke: cannot read " + conf + " (" + e.getMessage()
+                        + "); nothing changed");
+                return ExitStatus.REFUSED;
+            }
+            NatsAuthority revoked;
+            try {
+                revoked = AuthorityFile.revoke(data.path(), KeyFileSealer.open(data.path()), user,
+                        java.time.Instant.now());
+            } catch (RuntimeException e) {
+                err.println("parley: gateway revoke: " + e.getMessage() + "; nothing changed");
+                return ExitStatus.REFUSED;
+            }
+            out.println("revoked  " + user + " (in " + data.path().resolve("nats-authority").toAbsolutePath() + ")");
+            if (configuration != null) {
+                try {
+                    Files.writeString(conf, preloading(configuration, revoked), StandardCharsets.UTF_8);
+                    out.println("conf     " + conf.toAbsolutePath() + " (a restarted nats-server refuses it too)");
+                } catch (IOException | IllegalArgumentException e) {
+                    err.println("parley: gateway revoke: " + conf + " not rewritten: " + e.getMessage());
+                    return ExitStatus.REFUSED;
+                }
+            }
+            if (nats != null) {
+                try {
+                    revoked.publishAccount(nats);
+                    out.println("nats     " + nats + " refuses it now");
+                } catch (IOException | RuntimeException e) {
+                    err.println("parley: gateway revoke: " + nats + " not told: " + e.getMessage()
+                            + " (the authority and the configuration hold the revocation; run again with --nats)");
+                    return ExitStatus.REFUSED;
+                }
+            }
+            out.flush();
+            return ExitStatus.OK;
+        }
+
+        /** The configuration with the account's preloaded JWT replaced by the one that carries the revocations. */
+        private static String preloading(String configuration, NatsAuthority authority) {
+            String prefix = authority.accountPublicKey() + ": ";
+            List<String> lines = new java.util.ArrayList<>(configuration.lines().toList());
+            int at = -1;
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).strip().startsWith(prefix)) {
+                    at = i;
+                }
+            }
+            if (at < 0) {
+                throw new IllegalArgumentException("it preloads no account " + authority.accountPublicKey()
+                        + ": not this federation's configuration");
+            }
+            String line = lines.get(at);
+            lines.set(at, line.substring(0, line.indexOf(prefix)) + prefix + authority.accountJwt());
+            return String.join("\n", lines) + "\n";
         }
     }
 

@@ -6,6 +6,7 @@ import dev.parley.nats.GatewayConfig;
 import dev.parley.server.HubConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -34,9 +35,8 @@ final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--data", paramLabel = "DIR", defaultValue = "${env:PARLEY_DATA:-parley-data}",
-            description = "Data directory (default: env PARLEY_DATA, else ./parley-data).")
-    Path data;
+    @Mixin
+    DataDirectory data;
 
     @Option(names = "--host", defaultValue = HubConfig.DEFAULT_HOST,
             description = "Listen address (default: ${DEFAULT-VALUE}).")
@@ -159,7 +159,8 @@ final class ServeCommand implements Callable<Integer> {
         }
         out.println("parley hub listening on " + hub.url());
         if (hub.adminTokenCreated()) {
-            out.println("admin token (shown once; stored in " + data.resolve("admin.token").toAbsolutePath() + "):");
+            out.println("admin token (shown once; stored in " + data.path().resolve("admin.token").toAbsolutePath()
+                    + "):");
             out.println(hub.adminToken());
         }
         out.flush();
@@ -240,7 +241,7 @@ final class ServeCommand implements Callable<Integer> {
         Optional<String> adminToken = Optional.ofNullable(System.getenv("PARLEY_ADMIN_TOKEN"))
                 .map(String::strip)
                 .filter(token -> !token.isEmpty());
-        HubConfig config = HubConfig.defaults(data)
+        HubConfig config = HubConfig.defaults(data.path())
                 .withHost(host)
                 .withPort(port)
                 .withMaxDepth(maxDepth)

@@ -7,6 +7,8 @@ import static dev.parley.cli.CliRun.parley;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -15,11 +17,15 @@ import dev.parley.nats.GatewayConfig;
 import dev.parley.nats.testing.NatsServer;
 import dev.parley.server.Hub;
 import dev.parley.server.HubConfig;
+import io.nats.client.Nats;
+import io.nats.client.Options;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -153,6 +159,25 @@ class GatewayCommandTest {
                 assertEquals("b", parley(as(b, b.adminToken(), "gateway", "status", "--json")).json()
                         .path("gateway").asText());
                 assertFalse(nats.log().contains("Violation"), nats::log);
+
+                // b's credentials revoked on a's machine: the running server closes b out, and refuses it again
+                Matcher user = Pattern.compile("\\bU[A-Z2-7]{55}\\b").matcher(join.out());
+                assertTrue(user.find(), join.out());
+                assertEquals(ExitStatus.USAGE, parley("gateway", "revoke", "Unot-a-key", "--data", dataA.toString()).exit);
+                assertEquals(ExitStatus.NOT_FOUND, parley("gateway", "revoke", user.group(), "--data",
+                        tmp.resolve("hub-b").toString()).exit, "b holds no authority");
+                String preloaded = Files.readString(conf);
+                CliRun revoke = parley("gateway", "revoke", user.group(), "--data", dataA.toString(), "--conf",
+                        conf.toString(), "--nats", nats.url());
+                assertEquals(ExitStatus.OK, revoke.exit, revoke::describe);
+                await().atMost(PATIENCE).until(() -> parley(as(b, b.adminToken(), "gateway", "status", "--json"))
+                        .json().path("mode").asText().equals("spooling"));
+                assertThrows(Exception.class, () -> Nats.connect(Options.builder().server(nats.url()).noReconnect()
+                        .authHandler(Nats.credentials(bCreds.toString())).build()).close(), "b's creds are refused");
+                assertEquals("connected", parley(as(a, a.adminToken(), "gateway", "status", "--json")).json()
+                        .path("mode").asText(), "a's are not");
+                assertNotEquals(preloaded, Files.readString(conf), "the configuration preloads the revocation");
+                assertEquals(preloaded.lines().count(), Files.readString(conf).lines().count());
             }
         }
     }

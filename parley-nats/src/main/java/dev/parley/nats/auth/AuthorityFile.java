@@ -51,6 +51,34 @@ public final class AuthorityFile implements GatewayMint {
         }
     }
 
+    /**
+     * Refuses, from now on, every JWT of the NATS user {@code userPublicKey} (a gateway's
+     * credentials) issued until {@code at}: the authority in {@code dataDir} is replaced, sealed,
+     * in one rename. Answers the authority as it now stands, whose account JWT carries the
+     * revocation to nats-server ({@link NatsAuthority#publishAccount}, the configuration's preload).
+     * Throws {@link IllegalArgumentException} for a key that is no NATS user key.
+     */
+    public static NatsAuthority revoke(Path dataDir, Sealer sealer, String userPublicKey, java.time.Instant at) {
+        NatsAuthority revoked = open(dataDir, sealer).orElseThrow(() -> new IllegalStateException(dataDir
+                + " holds no NATS authority: revoke on the gateway that ran `parley gateway init`")).authority
+                .revoke(userPublicKey, at);
+        Path file = dataDir.resolve(FILE);
+        try {
+            Path partial = Files.createTempFile(dataDir, FILE, ".new",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            try {
+                Files.writeString(partial, sealer.seal(revoked.export()), StandardCharsets.US_ASCII);
+                Files.move(partial, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                Files.deleteIfExists(partial);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the NATS authority to " + file, e);
+        }
+        return revoked;
+    }
+
     /** Whether {@code dataDir} holds an authority. */
     public static boolean exists(Path dataDir) {
         return Files.exists(dataDir.resolve(FILE));

@@ -103,12 +103,21 @@ public final class NatsAuthority {
 
     /** This authority with {@code userPublicKey}'s JWTs issued at or before {@code at} refused. */
     public NatsAuthority revoke(String userPublicKey, Instant at) {
-        if (!NKey.isValidPublicUserKey(userPublicKey.toCharArray())) {
+        if (!isUserKey(userPublicKey)) {
             throw new IllegalArgumentException("not a NATS user public key: " + userPublicKey);
         }
         Map<String, Long> next = new TreeMap<>(revocations);
         next.merge(userPublicKey, at.getEpochSecond(), Math::max);
         return new NatsAuthority(operator, system, account, signing, next);
+    }
+
+    /** Whether {@code key} is a NATS user public key (jnats throws rather than answer false for a bad checksum). */
+    public static boolean isUserKey(String key) {
+        try {
+            return NKey.isValidPublicUserKey(key.toCharArray());
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** The self-signed operator JWT, naming the system account. */
