@@ -65,12 +65,17 @@ public final class StateReplica {
     }
 
     /**
-     * A node entry marked deleted by its owner: the mirror is retired here (its id stays
-     * taken). A node never mirrored here is left unknown; its entry keeps the id taken.
+     * A node entry marked deleted by its owner: the node is retired here (its id stays taken),
+     * also when this gateway knew it under an earlier owner, itself included. A node never
+     * mirrored here is left unknown; its entry keeps the id taken.
      */
     public void nodeDeleted(NodeId id, String owner, Instant at) {
-        if (owner.equals(self) || graph.node(id).isEmpty() || !graph.owner(id).equals(Optional.of(owner))) {
+        // Its owner here may be an earlier one: the node moved before it was deleted, and KV keeps only the last.
+        if (owner.equals(self) || graph.node(id).isEmpty()) {
             return;
+        }
+        if (graph.owner(id).isEmpty()) {
+            tokens.revoke(id);
         }
         store.deleteNode(id, at, new AuditEntry(clock.instant(), "gateway:" + owner, "node.delete", id.value(),
                 AuditEntry.Decision.ALLOW, "deleted on gateway " + owner, Optional.empty(), rules.version()));

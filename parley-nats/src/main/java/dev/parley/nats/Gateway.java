@@ -86,6 +86,8 @@ public final class Gateway implements Federation, AutoCloseable {
      * this gateway judge another gone.
      */
     private final AtomicReference<Optional<Instant>> connectedSince;
+    /** Whether the presence watch has delivered every beat the bucket held when it started. */
+    private volatile boolean presenceLoaded;
     private final Thread beat;
     private volatile boolean closed;
 
@@ -396,7 +398,7 @@ public final class Gateway implements Federation, AutoCloseable {
 
     /** Whether NATS has been in reach for a whole presence lifetime, so that a gateway not heard is gone. */
     private boolean judging(Instant now) {
-        return connectedSince.get().map(since -> !since.plus(PRESENCE_TTL).isAfter(now)).orElse(false);
+        return presenceLoaded && connectedSince.get().map(since -> !since.plus(PRESENCE_TTL).isAfter(now)).orElse(false);
     }
 
     /**
@@ -513,6 +515,14 @@ public final class Gateway implements Federation, AutoCloseable {
         try {
             if (key.startsWith("node.") && entry.getOperation() == KeyValueOperation.PUT) {
                 Wire.NodeEntry node = Wire.node(entry.getValue());
+                Known before = nodes.get(node.node().id());
+                if (before != null && node.deletedAt().isEmpty() && !before.entry().owner().equals(node.owner())
+                        && !before.entry().fallbacks().contains(node.owner())) {
+                    // Only a fallback takes a node over; an owner written otherwise is not followed.
+                    throw new Wire.Unreadable("node " + node.node().id() + " moved from gateway "
+                            + before.entry().owner() + " to gateway " + node.owner() + ", which is not one of its"
+                            + " fallbacks " + before.entry().fallbacks());
+                }
                 nodes.put(node.node().id(), new Known(node, entry.getRevision()));
                 if (node.deletedAt().isPresent()) {
                     parts.replica().nodeDeleted(node.node().id(), node.owner(), node.deletedAt().get());
@@ -570,6 +580,7 @@ public final class Gateway implements Federation, AutoCloseable {
 
             @Override
             public void endOfData() {
+                presenceLoaded = true;
             }
         });
     }
@@ -579,7 +590,11 @@ public final class Gateway implements Federation, AutoCloseable {
         while (!closed) {
             try {
                 presence.put(config.id(), Wire.presence(config.id(), parts.version(), parts.clock().instant()));
-                takeOver();
+                try {
+                    takeOver();
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "taking over nodes failed; the next beat tries again", e);
+                }
                 for (var cursor : ingest.cursors().entrySet()) {
                     state.put("cursor." + config.id() + "." + cursor.getKey(), Long.toString(cursor.getValue()));
                 }

@@ -92,14 +92,18 @@ public final class SqliteFederation implements FederationStore {
     private static void movedAway(Writer.Tx tx, NodeId node, String to, String reason, Instant at)
             throws SQLException {
         var s = tx.statements();
-        var undelivered = s.get("SELECT e.id, n.gateway IS NULL FROM envelopes e"
-                + " JOIN nodes n ON n.id = e.from_node WHERE e.to_node = ? AND e.delivered_at IS NULL"
-                + " AND e.state IN ('accepted', 'retry_pending') ORDER BY e.seq");
+        // The hub's own notices have no nodes row: they are not this gateway's nodes' to forward.
+        var undelivered = s.get("SELECT e.id, n.id IS NOT NULL AND n.gateway IS NULL, n.gateway FROM envelopes e"
+                + " LEFT JOIN nodes n ON n.id = e.from_node WHERE e.to_node = ? AND e.delivered_at IS NULL"
+                + " AND e.state IN ('accepted', 'retry_pending', 'incident') ORDER BY e.seq");
         undelivered.setString(1, node.value());
         List<Undelivered> found = new ArrayList<>();
         try (var rs = undelivered.executeQuery()) {
             while (rs.next()) {
-                found.add(new Undelivered(rs.getString(1), rs.getBoolean(2)));
+                // From a node of the new owner: its own copy there is the node's inbox entry now.
+                if (!to.equals(rs.getString(3))) {
+                    found.add(new Undelivered(rs.getString(1), rs.getBoolean(2)));
+                }
             }
         }
         var forward = s.get("INSERT INTO relay (gateway, kind, envelope_id, at) VALUES (?, 'envelope', ?, ?)");
@@ -127,8 +131,9 @@ public final class SqliteFederation implements FederationStore {
         owed.setString(2, node.value());
         owed.executeUpdate();
         // A check waiting for the stream (due at the end of time) is left to the relay.
-        var due = s.get("UPDATE schedule SET due_at = ? WHERE purpose = 'owner_ack' AND due_at < ? AND envelope_id IN"
-                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        // The count of publications starts again: the new owner is not given up on for the old one's silence.
+        var due = s.get("UPDATE schedule SET due_at = ?, attempt = 1 WHERE purpose = 'owner_ack' AND due_at < ?"
+                + " AND envelope_id IN (SELECT id FROM envelopes WHERE to_node = ?)");
         due.setLong(1, at.toEpochMilli());
         due.setLong(2, Long.MAX_VALUE);
         due.setString(3, node.value());

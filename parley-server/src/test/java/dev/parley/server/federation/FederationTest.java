@@ -502,6 +502,15 @@ class FederationTest {
                     && e.get("corrId").asText().equals(lost)).findFirst()
                     .orElseThrow(() -> new AssertionError("no dead-letter notice for the sender"));
             assertTrue(notice.get("text").asText().contains("no gateway owns worker"), notice.toString());
+
+            // An owner written into the state room that is not one of the node's fallbacks is not followed.
+            try (Connection raw = Nats.connect(nats.url())) {
+                raw.keyValue("parley-state").put("node.worker", ("{\"id\":\"worker\",\"kind\":\"external\","
+                        + "\"parent\":\"boss\",\"labels\":{},\"depth\":1,\"createdAt\":0,\"owner\":\"c\"}")
+                        .getBytes(StandardCharsets.UTF_8));
+            }
+            await().atMost(WAIT).until(() -> c.metric("parley_federation_state_skipped_total") >= 1);
+            assertEquals("b", c.get(c.admin(), "/v1/nodes/worker").text("gateway"));
         }
     }
 
