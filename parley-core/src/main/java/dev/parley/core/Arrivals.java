@@ -3,7 +3,9 @@ package dev.parley.core;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -34,12 +36,16 @@ public final class Arrivals {
     private final EventStore store;
     private final FederationStore federation;
     private final TopicStore topics;
+    private final TaskStore tasks;
+    private final TaskFormat taskFormat;
     private final InstantSource clock;
 
     public Arrivals(Graph graph, AccessPolicy policy, EventStore store, FederationStore federation, TopicStore topics,
-                    InstantSource clock) {
+                    TaskStore tasks, TaskFormat taskFormat, InstantSource clock) {
         this.graph = graph;
         this.topics = topics;
+        this.tasks = tasks;
+        this.taskFormat = taskFormat;
         this.policy = policy;
         this.store = store;
         this.federation = federation;
@@ -73,9 +79,10 @@ public final class Arrivals {
     public List<Outcome> take(String source, List<Record> batch) {
         List<FederationStore.Inbound> decided = new ArrayList<>(batch.size());
         List<Outcome> judged = new ArrayList<>(batch.size());
+        Map<String, Task> assigned = new HashMap<>(); // tasks handed over earlier in this batch, not yet stored
         for (Record record : batch) {
             FederationStore.Inbound inbound = switch (record) {
-                case Record.Mail mail -> envelope(source, mail);
+                case Record.Mail mail -> envelope(source, mail, assigned);
                 case Record.Step step -> step(source, step);
                 case Record.Unreadable unreadable -> new FederationStore.Inbound.Skip(unreadable.streamSeq(),
                         actor(source).deny("outbox:" + source + "#" + unreadable.streamSeq(),
@@ -98,7 +105,7 @@ public final class Arrivals {
         return outcomes;
     }
 
-    private FederationStore.Inbound envelope(String source, Record.Mail mail) {
+    private FederationStore.Inbound envelope(String source, Record.Mail mail, Map<String, Task> assigned) {
         Envelope envelope = mail.envelope();
         Actor actor = actor(source);
         String target = envelope.to().value();
@@ -111,6 +118,14 @@ public final class Arrivals {
                     policy.version()));
         }
         AclDecision decision = decide(source, envelope, actor);
+        Optional<TaskCopy> copy = Optional.empty();
+        if (decision instanceof AclDecision.Allowed && envelope.trace().route() == Route.TASK) {
+            TaskJudgement task = task(envelope, assigned);
+            if (task.refusal().isPresent()) {
+                decision = denied(task.refusal().get(), decision.policyVersion());
+            }
+            copy = task.copy();
+        }
         if (decision instanceof AclDecision.Denied denied) {
             AuditEntry audit = new AuditEntry(actor.at(), actor.name(), actor.action(), target,
                     AuditEntry.Decision.DENY, denied.reason(), Optional.of(envelope.id()), denied.policyVersion(),
@@ -125,7 +140,54 @@ public final class Arrivals {
         AclDecision.Allowed allowed = (AclDecision.Allowed) decision;
         return new FederationStore.Inbound.Mail(mail.streamSeq(), envelope, actor.allow(target, "from gateway "
                 + source + " (" + allowed.why() + ")", Optional.of(envelope.id()), allowed.policyVersion(),
-                allowed.rule()));
+                allowed.rule()), copy);
+    }
+
+    /** An inbound task envelope judged: refused with why, or what it does to the copy here. */
+    private record TaskJudgement(Optional<String> refusal, Optional<TaskCopy> copy) {
+        static TaskJudgement refused(String why) {
+            return new TaskJudgement(Optional.of(why), Optional.empty());
+        }
+    }
+
+    /**
+     * A task envelope from another gateway: an assignment hands this gateway a copy of a task
+     * it has not seen; a later move must concern a copy here whose parties are the envelope's,
+     * the creator canceling, the assignee doing the rest. That relation, not the ACL, lets a
+     * move through, as locally (a reply likewise answers its original).
+     */
+    private TaskJudgement task(Envelope envelope, Map<String, Task> assigned) {
+        String id = envelope.corrId().orElse("");
+        Optional<Task> copy = Optional.ofNullable(assigned.get(id)).or(() -> tasks.task(id));
+        if (envelope.kind().equals(Tasks.KIND)) {
+            Optional<Task> task = taskFormat.assigned(envelope).filter(t -> t.id().equals(id));
+            if (task.isEmpty()) {
+                return TaskJudgement.refused("a task assignment must carry its task (taskId, title) and name it as"
+                        + " its corrId");
+            }
+            if (copy.isPresent()) { // handed over before (published again): the same parties, or a forgery
+                return copy.get().creator().equals(envelope.from()) && copy.get().assignee().equals(envelope.to())
+                        ? new TaskJudgement(Optional.empty(), Optional.empty())
+                        : TaskJudgement.refused("task " + id + " exists here already, between other nodes");
+            }
+            assigned.put(id, task.get());
+            return new TaskJudgement(Optional.empty(), Optional.of(new TaskCopy.Assigned(task.get())));
+        }
+        Optional<Task> after = envelope.data().flatMap(taskFormat::viewed).filter(t -> t.id().equals(id));
+        Optional<TaskEvent> event = after.flatMap(t -> TaskEvent.told(envelope.kind(), t));
+        if (event.isEmpty()) {
+            return TaskJudgement.refused("a task notice must carry its task as it stands, name it as its corrId"
+                    + " and be of a task kind, not " + envelope.kind());
+        }
+        boolean cancel = event.get() instanceof TaskEvent.Cancel;
+        boolean parties = copy.map(t -> cancel
+                ? t.creator().equals(envelope.from()) && t.assignee().equals(envelope.to())
+                : t.assignee().equals(envelope.from()) && t.creator().equals(envelope.to())).orElse(false);
+        if (!parties) {
+            return TaskJudgement.refused(envelope.from() + " may not " + event.get().name() + " task " + id + " of "
+                    + envelope.to() + " here");
+        }
+        return new TaskJudgement(Optional.empty(), Optional.of(new TaskCopy.Moved(event.get(), after.get())));
     }
 
     private FederationStore.Inbound step(String source, Record.Step record) {
@@ -152,6 +214,10 @@ public final class Arrivals {
         }
         if (target.isEmpty() || graph.owner(envelope.to()).isPresent()) {
             return denied("target " + envelope.to() + " is not a node of this gateway", version);
+        }
+        if (envelope.trace().route() == Route.TASK && !envelope.kind().equals(Tasks.KIND)) {
+            // A task's later moves answer the task, as a reply answers its original: see task().
+            return new AclDecision.Allowed(Route.TASK, null, Optional.empty(), version);
         }
         if (envelope.trace().route() == Route.REPLY) {
             boolean answers = envelope.corrId().flatMap(store::message)

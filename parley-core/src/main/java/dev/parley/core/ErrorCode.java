@@ -59,7 +59,6 @@ public enum ErrorCode {
     /** A client address that already holds the most connections the hub allows one address. */
     TOO_MANY_CONNECTIONS(429),
     INTERNAL(500),
-    NOT_ACROSS_GATEWAYS(501),
     UNAVAILABLE(503),
     /** The hub's disk is full: nothing was written; writes resume by themselves once space is freed. */
     STORAGE_FULL(507),

@@ -79,9 +79,10 @@ public interface FederationStore {
         /**
          * An envelope for a local node: appended to its inbox with the next seq, its sender's
          * gateway owed an {@code accepted} step, audited. An envelope id already here is not
-         * appended again.
+         * appended again. An envelope about a task also carries what it does to the copy here.
          */
-        record Mail(long streamSeq, Envelope envelope, AuditEntry audit) implements Inbound {
+        record Mail(long streamSeq, Envelope envelope, AuditEntry audit, Optional<TaskCopy> task)
+                implements Inbound {
         }
 
         /** A step reported by the owner of the target, folded into the timeline of an envelope sent from here. */

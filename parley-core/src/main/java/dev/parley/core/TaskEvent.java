@@ -2,6 +2,7 @@ package dev.parley.core;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /** A change to a task: the assignee's accept, update, complete and fail; the creator's cancel. */
 public sealed interface TaskEvent {
@@ -10,6 +11,17 @@ public sealed interface TaskEvent {
 
     /** The kind of the envelope that tells the other party. */
     String envelopeKind();
+
+    /**
+     * The move a notice of {@code kind} tells of, read from the task as it stood after the
+     * move (the notice's data); empty for a kind that tells of none.
+     */
+    static Optional<TaskEvent> told(String kind, Task after) {
+        return Stream.<TaskEvent>of(new Accept(after.etaSeconds()), new Update(after.progress()),
+                        new Complete(after.result(), after.artifacts()), new Fail(after.reason().orElse("")),
+                        new Cancel(after.reason().orElse("")))
+                .filter(event -> event.envelopeKind().equals(kind)).findFirst();
+    }
 
     record Accept(Optional<Long> etaSeconds) implements TaskEvent {
         public String name() {

@@ -1,5 +1,7 @@
 package dev.parley.core;
 
+import java.util.Optional;
+
 /**
  * How a task is written into the {@code data} of the envelopes that carry it. The wire
  * format belongs to the server, so the core asks for it rather than encoding JSON itself.
@@ -10,4 +12,13 @@ public interface TaskFormat {
 
     /** The data of every later change: the task as {@code GET /v1/tasks/{id}} shows it. */
     JsonText view(Task task);
+
+    /**
+     * The task a {@code task} envelope hands over, as submitted (its parties the envelope's,
+     * submitted when it was created); empty when its data is not an {@link #assignment}.
+     */
+    Optional<Task> assigned(Envelope assignment);
+
+    /** The task a change's data shows; empty when it is not a {@link #view}. */
+    Optional<Task> viewed(JsonText view);
 }

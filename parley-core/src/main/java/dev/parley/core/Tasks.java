@@ -47,11 +47,7 @@ public final class Tasks {
         Node creator = caller.actingNode(graph, "create tasks");
         return switch (request.assignee()) {
             case NewTask.Assignee.Existing existing -> {
-                if (graph.owner(existing.id()).isPresent()) {
-                    // A task's state lives on its creator's gateway; an assignee elsewhere could never move it.
-                    throw new ParleyException(ErrorCode.NOT_ACROSS_GATEWAYS, "tasks do not cross gateways yet: "
-                            + existing.id() + " lives on another gateway; send it a message instead");
-                }
+                // An assignee on another gateway gets a copy of the task there with the assignment (TaskCopy).
                 Actor actor = Actor.of(caller, "task.create", clock.instant());
                 Task task = submitted(actor, creator.id(), existing.id(), request);
                 yield office.send(actor, creator, existing.id(), assignment(task, request), Optional.of("task " + task.id()),

@@ -28,6 +28,16 @@ class TasksTest {
         public JsonText view(Task task) {
             return new JsonText("{\"taskId\":\"" + task.id() + "\",\"state\":\"" + task.state().wire() + "\"}");
         }
+
+        @Override
+        public Optional<Task> assigned(Envelope assignment) {
+            return Optional.empty(); // read only by federation's arrivals
+        }
+
+        @Override
+        public Optional<Task> viewed(JsonText view) {
+            return Optional.empty();
+        }
     };
 
     private final MemoryHub hub = new MemoryHub();

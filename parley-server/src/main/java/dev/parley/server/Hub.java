@@ -289,7 +289,8 @@ public final class Hub implements AutoCloseable {
         // An outbox record carries an envelope whose body was at most maxBodyBytes, plus its JSON framing.
         return Gateway.start(config, new Gateway.Parts(
                 new StateReplica(graph, tokens, federation, store, policy, clock, config.id()),
-                new Arrivals(graph, access, store, federation, store.topics(), clock), federation, maxBodyBytes * 2 + 4096,
+                new Arrivals(graph, access, store, federation, store.topics(), store.tasks(), Views.TASK_FORMAT,
+                        clock), federation, maxBodyBytes * 2 + 4096,
                 version(), clock));
     }
 

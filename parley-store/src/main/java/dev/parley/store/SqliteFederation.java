@@ -12,6 +12,9 @@ import dev.parley.core.NodeId;
 import dev.parley.core.Outgoing;
 import dev.parley.core.RemoteStep;
 import dev.parley.core.Subscription;
+import dev.parley.core.Task;
+import dev.parley.core.TaskCopy;
+import dev.parley.core.TaskTap;
 import dev.parley.core.TopicName;
 import dev.parley.core.Transition;
 
@@ -28,10 +31,12 @@ import java.util.Optional;
 public final class SqliteFederation implements FederationStore {
     private final Writer writer;
     private final ReadPool readers;
+    private final List<TaskTap> taskTaps;
 
-    SqliteFederation(Writer writer, ReadPool readers) {
+    SqliteFederation(Writer writer, ReadPool readers, List<TaskTap> taskTaps) {
         this.writer = writer;
         this.readers = readers;
+        this.taskTaps = taskTaps;
     }
 
     @Override
@@ -298,7 +303,7 @@ public final class SqliteFederation implements FederationStore {
             List<Boolean> changed = new ArrayList<>(batch.size());
             for (Inbound record : batch) {
                 changed.add(switch (record) {
-                    case Inbound.Mail mail -> ingest(tx, source, mail);
+                    case Inbound.Mail mail -> ingest(tx, mail);
                     case Inbound.Step step -> fold(tx.statements(), source, step.step());
                     case Inbound.Skip skip -> {
                         Ledger.insertAudit(tx.statements(), skip.audit());
@@ -323,7 +328,7 @@ public final class SqliteFederation implements FederationStore {
         });
     }
 
-    private static boolean ingest(Writer.Tx tx, String source, Inbound.Mail mail) throws SQLException {
+    private boolean ingest(Writer.Tx tx, Inbound.Mail mail) throws SQLException {
         var known = tx.statements().get("SELECT 1 FROM envelopes WHERE id = ?");
         known.setString(1, mail.envelope().id());
         try (var rs = known.executeQuery()) {
@@ -340,7 +345,37 @@ public final class SqliteFederation implements FederationStore {
         Ledger.oweStep(tx.statements(), appended.id(), appended.from().value(), DeliveryState.ACCEPTED,
                 mail.audit().at(), "accepted");
         Ledger.insertAudit(tx.statements(), mail.audit());
+        if (mail.task().isPresent()) {
+            copy(tx, mail.task().get(), appended, mail.audit());
+        }
         return true;
+    }
+
+    /** What a task envelope taken in does to the copy of its task here, committed with it. */
+    private void copy(Writer.Tx tx, TaskCopy copy, Envelope notice, AuditEntry taken) throws SQLException {
+        Statements s = tx.statements();
+        switch (copy) {
+            case TaskCopy.Assigned assigned -> {
+                if (SqliteTasks.read(s, assigned.task().id()).isEmpty()) {
+                    SqliteTasks.insert(s, assigned.task());
+                    SqliteTasks.tap(tx, taskTaps, assigned.task(), notice);
+                }
+            }
+            case TaskCopy.Moved moved -> {
+                String id = moved.after().id();
+                Optional<Task> current = SqliteTasks.read(s, id);
+                Optional<Task> next = current.flatMap(moved::applyTo);
+                if (next.isPresent()) {
+                    SqliteTasks.update(s, next.get());
+                    SqliteTasks.tap(tx, taskTaps, next.get(), notice);
+                } else {
+                    Ledger.insertAudit(s, new AuditEntry(taken.at(), taken.actor(), "task.copy", "task:" + id,
+                            AuditEntry.Decision.DENY, notice.from() + "'s " + moved.event().name() + " not taken: task "
+                            + id + current.map(t -> " is " + t.state().wire()).orElse(" is not") + " here",
+                            Optional.of(notice.id()), taken.policyVersion()));
+                }
+            }
+        }
     }
 
     private static boolean fold(Statements s, String source, RemoteStep step) throws SQLException {

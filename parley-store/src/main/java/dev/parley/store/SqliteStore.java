@@ -134,7 +134,7 @@ public final class SqliteStore implements EventStore {
 
     /** Mirrors, the relay's marks and ingest cursors of federation, on the same writer and readers. */
     public SqliteFederation federation() {
-        return new SqliteFederation(writer, readers);
+        return new SqliteFederation(writer, readers, taskTaps);
     }
 
     // --- admission by invite and rate limits ---

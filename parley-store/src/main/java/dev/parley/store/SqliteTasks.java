@@ -53,18 +53,7 @@ public final class SqliteTasks implements TaskStore {
                     return read(tx.statements(), taskId).orElseThrow(() -> Tasks.notFound(taskId));
                 }
             }
-            var insert = tx.statements().get("INSERT INTO tasks (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-            insert.setString(1, t.id());
-            insert.setString(2, t.creator().value());
-            insert.setString(3, t.assignee().value());
-            insert.setString(4, t.title());
-            Rows.setNullable(insert, 5, t.input().map(JsonText::json));
-            insert.setString(6, t.state().wire());
-            insert.setInt(7, t.ephemeral() ? 1 : 0);
-            setMutable(insert, 8, t);
-            insert.setLong(13, t.createdAt().toEpochMilli());
-            insert.setLong(14, t.updatedAt().toEpochMilli());
-            insert.executeUpdate();
+            insert(tx.statements(), t);
             record(tx, created);
             return t;
         });
@@ -75,16 +64,9 @@ public final class SqliteTasks implements TaskStore {
         return writer.submit(tx -> {
             Task current = read(tx.statements(), taskId).orElseThrow(() -> Tasks.notFound(taskId));
             TaskChange changed = change.apply(current);
-            Task t = changed.task();
-            var update = tx.statements().get("UPDATE tasks SET eta_seconds = ?, progress = ?, result = ?, artifacts = ?,"
-                    + " reason = ?, state = ?, updated_at = ? WHERE id = ?");
-            setMutable(update, 1, t);
-            update.setString(6, t.state().wire());
-            update.setLong(7, t.updatedAt().toEpochMilli());
-            update.setString(8, taskId);
-            update.executeUpdate();
+            update(tx.statements(), changed.task());
             record(tx, changed);
-            return t;
+            return changed.task();
         });
     }
 
@@ -116,11 +98,42 @@ public final class SqliteTasks implements TaskStore {
     private void record(Writer.Tx tx, TaskChange change) throws SQLException {
         Ledger.append(tx, change.notice());
         Ledger.insertAudit(tx.statements(), change.audit());
+        tap(tx, taps, change.task(), change.notice());
+    }
+
+    /** Appends what the taps owe {@code task} as it now stands, {@code notice} the change's own. */
+    static void tap(Writer.Tx tx, List<TaskTap> taps, Task task, Envelope notice) throws SQLException {
         for (TaskTap tap : taps) {
-            for (Envelope follower : tap.after(change.task(), change.notice())) {
+            for (Envelope follower : tap.after(task, notice)) {
                 Ledger.append(tx, follower);
             }
         }
+    }
+
+    static void insert(Statements s, Task t) throws SQLException {
+        var insert = s.get("INSERT INTO tasks (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.setString(1, t.id());
+        insert.setString(2, t.creator().value());
+        insert.setString(3, t.assignee().value());
+        insert.setString(4, t.title());
+        Rows.setNullable(insert, 5, t.input().map(JsonText::json));
+        insert.setString(6, t.state().wire());
+        insert.setInt(7, t.ephemeral() ? 1 : 0);
+        setMutable(insert, 8, t);
+        insert.setLong(13, t.createdAt().toEpochMilli());
+        insert.setLong(14, t.updatedAt().toEpochMilli());
+        insert.executeUpdate();
+    }
+
+    /** Writes what a change may change of {@code t}: its state, the five mutable columns, its time. */
+    static void update(Statements s, Task t) throws SQLException {
+        var update = s.get("UPDATE tasks SET eta_seconds = ?, progress = ?, result = ?, artifacts = ?,"
+                + " reason = ?, state = ?, updated_at = ? WHERE id = ?");
+        setMutable(update, 1, t);
+        update.setString(6, t.state().wire());
+        update.setLong(7, t.updatedAt().toEpochMilli());
+        update.setString(8, t.id());
+        update.executeUpdate();
     }
 
     /** The five columns a task's changes write, from {@code first} on. */
@@ -136,7 +149,7 @@ public final class SqliteTasks implements TaskStore {
         Rows.setNullable(statement, first + 4, t.reason());
     }
 
-    private static Optional<Task> read(Statements s, String id) throws SQLException {
+    static Optional<Task> read(Statements s, String id) throws SQLException {
         var select = s.get("SELECT " + COLUMNS + " FROM tasks WHERE id = ?");
         select.setString(1, id);
         try (var rs = select.executeQuery()) {

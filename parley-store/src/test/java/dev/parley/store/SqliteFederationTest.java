@@ -1,7 +1,9 @@
 package dev.parley.store;
 
-import dev.parley.core.AuditEntry;
 import dev.parley.core.Appended;
+import dev.parley.core.AuditEntry;
+import dev.parley.core.AuditQuery;
+import dev.parley.core.AuditRecord;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryState;
 import dev.parley.core.DeliveryStore;
@@ -13,6 +15,10 @@ import dev.parley.core.NodeKind;
 import dev.parley.core.Outgoing;
 import dev.parley.core.RemoteStep;
 import dev.parley.core.Route;
+import dev.parley.core.Task;
+import dev.parley.core.TaskCopy;
+import dev.parley.core.TaskEvent;
+import dev.parley.core.TaskState;
 import dev.parley.core.Trace;
 import dev.parley.core.UuidV7;
 import org.junit.jupiter.api.AfterEach;
@@ -145,8 +151,8 @@ class SqliteFederationTest {
         federation.mirrorNode(node(LEAD), "a");
         Envelope inbound = draft(LEAD, WORKER);
 
-        assertEquals(List.of(true), federation.take("a", List.of(new Inbound.Mail(7, inbound, audit()))));
-        assertEquals(List.of(false), federation.take("a", List.of(new Inbound.Mail(9, inbound, audit()))),
+        assertEquals(List.of(true), federation.take("a", List.of(mail(7, inbound))));
+        assertEquals(List.of(false), federation.take("a", List.of(mail(9, inbound))),
                 "the same envelope id is taken once");
         assertEquals(Map.of("a", 9L), federation.cursors());
         assertEquals(1, store.headSeq(WORKER));
@@ -178,13 +184,13 @@ class SqliteFederationTest {
         // a record the store cannot write (here: one without its audit entry) fails the batch
         Envelope lost = draft(LEAD, WORKER);
         RuntimeException failed = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
-                () -> federation.take("a", List.of(new Inbound.Mail(3, first, audit()), new Inbound.Mail(4, lost,
-                        null))));
+                () -> federation.take("a", List.of(mail(3, first),
+                        new Inbound.Mail(4, lost, null, Optional.empty()))));
         assertTrue(federation.cursors().isEmpty(), "the cursor stays where it was: " + failed);
         assertEquals(0, store.headSeq(WORKER), "nothing of a failed batch is committed");
 
-        assertEquals(List.of(true, false, true), federation.take("a", List.of(new Inbound.Mail(3, first, audit()),
-                new Inbound.Skip(5, audit()), new Inbound.Mail(8, second, audit()))));
+        assertEquals(List.of(true, false, true), federation.take("a", List.of(mail(3, first),
+                new Inbound.Skip(5, audit()), mail(8, second))));
         assertEquals(Map.of("a", 8L), federation.cursors());
         assertEquals(2, store.headSeq(WORKER));
         assertEquals(2, store.message(second.id()).orElseThrow().envelope().seq(), "in stream order");
@@ -241,7 +247,7 @@ class SqliteFederationTest {
         federation.mirrorNode(node(REMOTE), "c");
         Envelope fromHere = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
         Envelope fromC = draft(REMOTE, WORKER);
-        assertEquals(List.of(true), federation.take("c", List.of(new Inbound.Mail(1, fromC, audit()))));
+        assertEquals(List.of(true), federation.take("c", List.of(mail(1, fromC))));
         Envelope delivered = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
         store.deliveries(null).pushed(delivered, NOW, Optional.empty());
         long accepted = federation.owedCount(); // the accepted step owed to c
@@ -300,6 +306,45 @@ class SqliteFederationTest {
                 "the check of what the old owner never confirmed is due at once, not after its window");
     }
 
+    @Test
+    void aTaskEnvelopeTakenInKeepsTheCopyOfItsTaskWithItAndATappedPushCommitsToo() {
+        open().createNode(node(WORKER), "hash-worker", audit());
+        store.federation().mirrorNode(node(LEAD), "a");
+        List<Task> tapped = new java.util.ArrayList<>();
+        store.tapTasks((task, notice) -> {
+            tapped.add(task);
+            return List.of();
+        });
+        Task submitted = new Task("t1", LEAD, WORKER, "review", Optional.empty(), TaskState.SUBMITTED, false,
+                Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(), NOW, NOW);
+        SqliteFederation federation = store.federation();
+        Envelope assignment = taskEnvelope(LEAD, WORKER, "task");
+        assertEquals(List.of(true, false), federation.take("a", List.of(
+                new Inbound.Mail(1, assignment, audit(), Optional.of(new TaskCopy.Assigned(submitted))),
+                new Inbound.Mail(2, assignment, audit(), Optional.of(new TaskCopy.Assigned(submitted))))));
+        assertEquals(Optional.of(submitted), store.tasks().task("t1"), "the copy, once");
+
+        Task canceled = submitted.after(new TaskEvent.Cancel("stop"), NOW.plusSeconds(1));
+        Envelope cancel = taskEnvelope(LEAD, WORKER, "task_canceled");
+        Envelope cancelAgain = taskEnvelope(LEAD, WORKER, "task_canceled");
+        TaskCopy.Moved move = new TaskCopy.Moved(new TaskEvent.Cancel("stop"), canceled);
+        federation.take("a", List.of(new Inbound.Mail(3, cancel, audit(), Optional.of(move)),
+                new Inbound.Mail(4, cancelAgain, audit(), Optional.of(move))));
+        assertEquals(TaskState.CANCELED, store.tasks().task("t1").orElseThrow().state());
+        assertEquals(List.of(submitted, canceled), tapped, "the taps saw each change the copy took, no other");
+        assertEquals(List.of(assignment.id(), cancel.id(), cancelAgain.id()),
+                store.inboxAfter(WORKER, 0, 10).stream().map(Envelope::id).toList(), "every envelope is delivered");
+        List<AuditRecord> kept = store.audit(new AuditQuery(Optional.empty(), Optional.of(AuditEntry.Decision.DENY),
+                Optional.empty(), Optional.of("task.copy"), Optional.empty(), Optional.empty(), Optional.empty(), 10));
+        assertEquals(1, kept.size(), kept::toString);
+        assertEquals("lead's cancel not taken: task t1 is canceled here", kept.getFirst().entry().reason());
+    }
+
+    private Envelope taskEnvelope(NodeId from, NodeId to, String kind) {
+        return new Envelope(ids.next(), 0, from, to, kind, Optional.of("review"), Optional.empty(), Optional.of("t1"),
+                Optional.empty(), Optional.empty(), Optional.empty(), Map.of(), NOW, new Trace(1, Route.TASK, "test"));
+    }
+
     private static Node node(NodeId id) {
         return new Node(id, NodeKind.EXTERNAL, Optional.empty(), Map.of(), 0, NOW);
     }
@@ -307,6 +352,11 @@ class SqliteFederationTest {
     private Envelope draft(NodeId from, NodeId to) {
         return new Envelope(ids.next(), 0, from, to, "message", Optional.of("hello"), Optional.empty(), Optional.empty(),
                 Optional.empty(), Optional.empty(), Optional.empty(), Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
+    }
+
+    /** An envelope taken in, about no task. */
+    private static Inbound.Mail mail(long streamSeq, Envelope envelope) {
+        return new Inbound.Mail(streamSeq, envelope, audit(), Optional.empty());
     }
 
     private static AuditEntry audit() {

@@ -1,18 +1,12 @@
 package dev.parley.server.a2a;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.core.Envelope;
 import dev.parley.core.JsonText;
-import dev.parley.core.NodeId;
 import dev.parley.core.Notifier;
 import dev.parley.core.Route;
 import dev.parley.core.Task;
-import dev.parley.core.TaskEvent;
-import dev.parley.core.TaskState;
+import dev.parley.server.wire.Views;
 
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -61,7 +55,8 @@ public final class A2aTaskWatch implements Notifier {
         /** The next change, or empty when none came within {@code timeoutMillis}. */
         Optional<Task> next(long timeoutMillis) throws InterruptedException {
             JsonText change = changes.poll(timeoutMillis, TimeUnit.MILLISECONDS);
-            return change == null ? Optional.empty() : Optional.of(task(A2aWire.tree(change.json())));
+            return change == null ? Optional.empty() : Optional.of(Views.TASK_FORMAT.viewed(change).orElseThrow(
+                    () -> new IllegalStateException("a task notice committed here does not show its task")));
         }
 
         @Override
@@ -71,23 +66,5 @@ public final class A2aTaskWatch implements Notifier {
                 return set.isEmpty() ? null : set;
             });
         }
-    }
-
-    /** A task from the view the notices carry ({@link dev.parley.server.wire.Views#task}). */
-    static Task task(JsonNode view) {
-        List<TaskEvent.Artifact> artifacts = new ArrayList<>();
-        view.path("artifacts").forEach(a -> artifacts.add(new TaskEvent.Artifact(a.path("uri").asText(),
-                a.path("mediaType").asText("application/octet-stream"))));
-        return new Task(view.get("id").asText(), NodeId.of(view.get("creator").asText()),
-                NodeId.of(view.get("assignee").asText()), view.path("title").asText(), json(view.get("input")),
-                TaskState.parse(view.get("state").asText()), view.path("ephemeral").asBoolean(false),
-                view.hasNonNull("etaSeconds") ? Optional.of(view.get("etaSeconds").asLong()) : Optional.empty(),
-                json(view.get("progress")), json(view.get("result")), artifacts,
-                view.hasNonNull("reason") ? Optional.of(view.get("reason").asText()) : Optional.empty(),
-                Instant.parse(view.get("createdAt").asText()), Instant.parse(view.get("updatedAt").asText()));
-    }
-
-    private static Optional<JsonText> json(JsonNode value) {
-        return value == null || value.isNull() ? Optional.empty() : Optional.of(A2aWire.jsonText(value));
     }
 }

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
+import dev.parley.core.Envelope;
+import dev.parley.core.ParleyException;
+import dev.parley.core.TaskState;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.Grant;
 import dev.parley.core.Inboxes;
@@ -22,6 +25,9 @@ import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskFormat;
 
 import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -145,7 +151,55 @@ public final class Views {
         public JsonText view(Task task) {
             return jsonText(task(task));
         }
+
+        @Override
+        public Optional<Task> assigned(Envelope assignment) {
+            try {
+                JsonNode data = Json.MAPPER.readTree(assignment.data().map(JsonText::json).orElse("null"));
+                return Optional.of(new Task(required(data, "taskId"), assignment.from(), assignment.to(),
+                        required(data, "title"), json(data.get("input")), TaskState.SUBMITTED, false,
+                        Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
+                        assignment.createdAt(), assignment.createdAt()));
+            } catch (JsonProcessingException | IllegalArgumentException e) {
+                return Optional.empty();
+            }
+        }
+
+        @Override
+        public Optional<Task> viewed(JsonText view) {
+            try {
+                return Optional.of(task(Json.MAPPER.readTree(view.json())));
+            } catch (JsonProcessingException | IllegalArgumentException | ParleyException | DateTimeException e) {
+                return Optional.empty();
+            }
+        }
     };
+
+    /** A task from its view ({@link #task(Task)}); throws when the view lacks what a task needs. */
+    private static Task task(JsonNode view) {
+        List<TaskEvent.Artifact> artifacts = new ArrayList<>();
+        view.path("artifacts").forEach(a -> artifacts.add(new TaskEvent.Artifact(a.path("uri").asText(),
+                a.path("mediaType").asText("application/octet-stream"))));
+        return new Task(required(view, "id"), NodeId.of(required(view, "creator")),
+                NodeId.of(required(view, "assignee")), view.path("title").asText(), json(view.get("input")),
+                TaskState.parse(required(view, "state")), view.path("ephemeral").asBoolean(false),
+                view.hasNonNull("etaSeconds") ? Optional.of(view.get("etaSeconds").asLong()) : Optional.empty(),
+                json(view.get("progress")), json(view.get("result")), artifacts,
+                view.hasNonNull("reason") ? Optional.of(view.get("reason").asText()) : Optional.empty(),
+                Instant.parse(required(view, "createdAt")), Instant.parse(required(view, "updatedAt")));
+    }
+
+    private static String required(JsonNode object, String field) {
+        JsonNode value = object == null ? null : object.get(field);
+        if (value == null || !value.isTextual()) {
+            throw new IllegalArgumentException(field + " must be a string");
+        }
+        return value.asText();
+    }
+
+    private static Optional<JsonText> json(JsonNode value) {
+        return value == null || value.isNull() ? Optional.empty() : Optional.of(jsonText(value));
+    }
 
     public static ObjectNode subscription(Subscription subscription) {
         ObjectNode out = Json.object();
@@ -221,7 +275,7 @@ public final class Views {
         }
     }
 
-    private static JsonText jsonText(ObjectNode tree) {
+    private static JsonText jsonText(JsonNode tree) {
         return new JsonText(new String(Json.bytes(tree), StandardCharsets.UTF_8));
     }
 }

@@ -28,6 +28,7 @@ import static dev.parley.server.it.HubFixture.assertError;
 import static dev.parley.server.it.HubFixture.obj;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -120,23 +121,93 @@ class FederationTest {
             assertEquals("b", card.at("/capabilities/extensions/0/params/gateway").asText(), card::toString);
             assertTrue(a.get(lead, "/a2a/lead/.well-known/agent-card.json").json()
                     .at("/capabilities/extensions/0/params/gateway").isMissingNode());
-
-            // Tasks do not cross gateways yet: refused before anything is sent, over REST and over A2A,
-            // rather than a task the assignee could see and never move.
-            HubFixture.Resp task = assertError(a.post(lead, "/v1/tasks", obj("to", "worker", "title", "review")), 501,
-                    "not_across_gateways");
-            assertTrue(task.text("message").contains("worker lives on another gateway"), task::toString);
-            HubFixture.Resp viaA2a = a.request("POST", "/a2a/worker", lead, ("{\"jsonrpc\":\"2.0\",\"id\":1,"
-                    + "\"method\":\"SendMessage\",\"params\":{\"message\":{\"messageId\":\"m-remote\","
-                    + "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"job\"}]}}}").getBytes(StandardCharsets.UTF_8),
-                    Map.of("A2A-Version", "1.0"));
-            assertTrue(viaA2a.body().contains("not_across_gateways") && viaA2a.json().has("error"), viaA2a::toString);
-            // a relays in order: once a later message is on b, an assignment sent before it would be too
-            String after = a.sendOk(lead, "worker", "after the refusals").text("id");
-            await().atMost(WAIT).until(() -> b.inbox(worker).stream().anyMatch(e -> after.equals(e.get("id").asText())));
-            assertTrue(b.inbox(worker).stream().noneMatch(e -> "task".equals(e.get("kind").asText())),
-                    () -> "no task reached worker: " + b.inbox(worker));
         }
+    }
+
+    @Test
+    void tasksCrossGatewaysEachPartyMovingTheCopyOnItsOwnGateway() throws Exception {
+        try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"));
+             HubFixture a = gateway("a", nats); HubFixture b = gateway("b", nats)) {
+            String lead = a.createNode("lead", null);
+            await().atMost(WAIT).until(() -> b.get(b.admin(), "/v1/nodes/lead").status() == 200);
+            String worker = b.createNodeResp(b.admin(), "worker", "lead").text("token");
+            await().atMost(WAIT).until(() -> a.get(a.admin(), "/v1/nodes/worker").status() == 200);
+
+            // lead on a hands worker on b a task; worker moves it on b; a's copy follows.
+            HubFixture.Resp created = a.post(lead, "/v1/tasks", obj("to", "worker", "title", "review",
+                    "input", obj("pr", 7)));
+            assertEquals(201, created.status(), created::toString);
+            String review = created.text("id");
+            await().atMost(WAIT).until(() -> b.get(worker, "/v1/tasks/" + review).status() == 200);
+            JsonNode copy = b.get(worker, "/v1/tasks/" + review).json();
+            assertEquals(List.of("submitted", "lead", "worker", "review", "7"), List.of(copy.get("state").asText(),
+                    copy.get("creator").asText(), copy.get("assignee").asText(), copy.get("title").asText(),
+                    copy.at("/input/pr").asText()), copy::toString);
+            assertEquals(200, b.post(worker, "/v1/tasks/" + review + "/events", obj("type", "accept",
+                    "etaSeconds", 60)).status());
+            HubFixture.Resp completed = b.post(worker, "/v1/tasks/" + review + "/events", obj("type", "complete",
+                    "result", obj("ok", true), "artifacts", List.of(obj("uri", "https://example.com/r.txt",
+                            "mediaType", "text/plain"))));
+            assertEquals(200, completed.status(), completed::toString);
+            await().atMost(WAIT).until(() -> "completed".equals(a.get(lead, "/v1/tasks/" + review).text("state")));
+            JsonNode done = a.get(lead, "/v1/tasks/" + review).json();
+            assertEquals(List.of("60", "true", "https://example.com/r.txt", completed.text("updatedAt")),
+                    List.of(done.get("etaSeconds").asText(), done.at("/result/ok").asText(),
+                            done.at("/artifacts/0/uri").asText(), done.get("updatedAt").asText()), done::toString);
+            assertEquals(List.of("task_accept", "task_complete"), a.inbox(lead).stream()
+                    .filter(e -> review.equals(e.path("corrId").asText())).map(e -> e.get("kind").asText()).toList());
+            assertEquals(1, a.get(lead, "/v1/tasks?assignee=worker").items().size(), "lead lists it on a");
+
+            // The creator cancels on a; worker's copy on b follows, and b refuses a move after it.
+            String second = a.post(lead, "/v1/tasks", obj("to", "worker", "title", "second")).text("id");
+            await().atMost(WAIT).until(() -> b.get(worker, "/v1/tasks/" + second).status() == 200);
+            assertEquals(200, a.post(lead, "/v1/tasks/" + second + "/cancel", obj("reason", "not needed")).status());
+            await().atMost(WAIT).until(() -> "canceled".equals(b.get(worker, "/v1/tasks/" + second).text("state")));
+            assertError(b.post(worker, "/v1/tasks/" + second + "/events", obj("type", "accept")), 409,
+                    "invalid_transition");
+            assertError(b.post(worker, "/v1/tasks/" + second + "/cancel", obj()), 403, "forbidden");
+
+            // A2A: a SendMessage on a to worker's card makes the same task; worker completes it on b.
+            HubFixture.Resp sent = a.request("POST", "/a2a/worker", lead, ("{\"jsonrpc\":\"2.0\",\"id\":1,"
+                    + "\"method\":\"SendMessage\",\"params\":{\"message\":{\"messageId\":\"m-remote\","
+                    + "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"job\"}]},"
+                    + "\"configuration\":{\"returnImmediately\":true}}}").getBytes(StandardCharsets.UTF_8),
+                    Map.of("A2A-Version", "1.0"));
+            String viaA2a = sent.json().at("/result/task/id").asText();
+            assertFalse(viaA2a.isEmpty(), sent::toString);
+            await().atMost(WAIT).until(() -> b.get(worker, "/v1/tasks/" + viaA2a).status() == 200);
+            assertEquals(200, b.post(worker, "/v1/tasks/" + viaA2a + "/events", obj("type", "accept")).status());
+            assertEquals(200, b.post(worker, "/v1/tasks/" + viaA2a + "/events", obj("type", "complete")).status());
+            await().atMost(WAIT).until(() -> "TASK_STATE_COMPLETED".equals(a.request("GET", "/a2a/worker/tasks/"
+                    + viaA2a, lead, null, Map.of("A2A-Version", "1.0")).json().at("/status/state").asText()));
+
+            // Task records that do not hold are refused on b, never delivered, and ingest goes on.
+            try (Connection raw = Nats.connect(nats.url())) {
+                String view = a.get(lead, "/v1/tasks/" + review).body();
+                raw.jetStream().publish("parley.out.a.b", forgedTask("0193f0c4-0000-7000-8000-0000000000a1",
+                        "task_complete", review, view).getBytes(StandardCharsets.UTF_8)); // lead is not its assignee
+                raw.jetStream().publish("parley.out.a.b", forgedTask("0193f0c4-0000-7000-8000-0000000000a2",
+                        "task", "t-forged", "{\"title\":\"no taskId\"}").getBytes(StandardCharsets.UTF_8));
+            }
+            String third = a.post(lead, "/v1/tasks", obj("to", "worker", "title", "third")).text("id");
+            await().atMost(WAIT).until(() -> b.get(worker, "/v1/tasks/" + third).status() == 200);
+            assertTrue(b.inbox(worker).stream().noneMatch(e -> e.get("id").asText().startsWith("0193f0c4-0000")),
+                    () -> "no forged task record reached worker: " + b.inbox(worker));
+            List<JsonNode> denied = b.get(b.admin(), "/v1/audit?decision=deny&action=federation.ingest").items();
+            assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText()
+                    .contains("lead may not complete task " + review)), denied::toString);
+            assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("must carry its task")),
+                    denied::toString);
+            assertEquals(List.of(false, false), List.of(b.get(b.admin(), "/v1/tasks/t-forged").status() == 200,
+                    a.get(a.admin(), "/v1/tasks/t-forged").status() == 200));
+        }
+    }
+
+    /** An outbox record of gateway a that claims lead sent worker a task envelope. */
+    private static String forgedTask(String id, String kind, String taskId, String data) {
+        return obj("type", "envelope", "id", id, "from", "lead", "to", "worker", "kind", kind, "text", "forged",
+                "data", data, "corrId", taskId, "meta", obj(), "createdAt", 1, "attempt", 1, "route", "task",
+                "policyVersion", "x").toString();
     }
 
     @Test

@@ -7,10 +7,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static dev.parley.server.it.HubFixture.obj;
@@ -27,6 +29,7 @@ class GatewayProcessesTest {
     /** A fresh JVM on a loaded two-core machine may take long to answer; a bound for a hang, not a measure. */
     private static final Duration STARTUP = Duration.ofSeconds(120);
     private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Map<String, String> A2A_V1 = Map.of("A2A-Version", "1.0");
 
     @TempDir
     Path tmp;
@@ -95,6 +98,23 @@ class GatewayProcessesTest {
         assertEquals(2, a.post(lead, "/v1/broadcasts", obj("text", "stand-up")).json().get("delivered").asInt());
         await().atMost(WAIT).until(() -> texts(b.inbox(worker)).contains("stand-up")
                 && texts(c.inbox(helper)).contains("stand-up"));
+
+        // c -> a: helper hands lead a task over A2A (lead's card, fetched on c); lead completes it on a.
+        JsonNode card = c.get(helper, "/a2a/lead/.well-known/agent-card.json").json();
+        assertEquals("a", card.at("/capabilities/extensions/0/params/gateway").asText(), card::toString);
+        HubFixture.Resp sent = c.request("POST", "/a2a/lead", helper, ("{\"jsonrpc\":\"2.0\",\"id\":1,"
+                + "\"method\":\"SendMessage\",\"params\":{\"message\":{\"messageId\":\"m-1\","
+                + "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"sign off\"}]},"
+                + "\"configuration\":{\"returnImmediately\":true}}}").getBytes(StandardCharsets.UTF_8), A2A_V1);
+        String task = sent.json().at("/result/task/id").asText();
+        assertEquals(false, task.isEmpty(), sent::toString);
+        await().atMost(WAIT).until(() -> a.get(lead, "/v1/tasks/" + task).status() == 200);
+        assertEquals(200, a.post(lead, "/v1/tasks/" + task + "/events", obj("type", "accept")).status());
+        assertEquals(200, a.post(lead, "/v1/tasks/" + task + "/events", obj("type", "complete",
+                "result", obj("signed", true))).status());
+        await().atMost(WAIT).until(() -> "TASK_STATE_COMPLETED".equals(c.request("GET", "/a2a/lead/tasks/" + task,
+                helper, null, A2A_V1).json().at("/status/state").asText()));
+        assertEquals("completed", c.get(helper, "/v1/tasks/" + task).text("state"));
     }
 
     private static List<String> texts(List<JsonNode> inbox) {
