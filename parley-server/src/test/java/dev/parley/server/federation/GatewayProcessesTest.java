@@ -1,6 +1,7 @@
 package dev.parley.server.federation;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.nats.GatewayConfig;
 import dev.parley.nats.testing.NatsServer;
 import dev.parley.server.it.HubFixture;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,11 +14,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static dev.parley.server.it.HubFixture.obj;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -57,6 +60,55 @@ class GatewayProcessesTest {
         } finally {
             for (Process p : processes) {
                 p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * Model item 5 with a real crash: gateway a, owner of worker, is a process killed with
+     * SIGKILL; b, worker's fallback, takes worker over once a's presence has run out, and b's
+     * mail for worker, sent while a was dead, is worker's to read at b.
+     */
+    @Test
+    void aFallbackTakesOverTheNodeOfAGatewayProcessKilledWithSigkill() throws Exception {
+        Process owner = null;
+        try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"));
+             HubFixture b = HubFixture.start(tmp.resolve("hub-b"), config -> config.withGateway(
+                     Optional.of(new GatewayConfig("b", nats.url(), Optional.empty()))))) {
+            int port = GatewayProcess.freePort();
+            owner = GatewayProcess.spawn(tmp.resolve("data-a"), port, ADMIN, "a", nats.url(),
+                    tmp.resolve("gateway-a.log"));
+            HubFixture a = HubFixture.remote("http://127.0.0.1:" + port, ADMIN);
+            await().atMost(STARTUP).ignoreExceptions().until(() -> a.get(null, "/healthz").status() == 200);
+            String lead = b.createNode("lead", null);
+            await().atMost(WAIT).until(() -> a.get(a.admin(), "/v1/nodes/lead").status() == 200);
+            a.createNodeResp(a.admin(), "worker", "lead");
+            await().atMost(WAIT).until(() -> b.get(b.admin(), "/v1/nodes/worker").status() == 200);
+            // a accepts b as a fallback once it has seen b's presence
+            await().atMost(WAIT).until(() -> a.put(a.admin(), "/v1/nodes/worker/routing",
+                    obj("fallbacks", List.of("b"))).status() == 200);
+            String before = b.sendOk(lead, "worker", "before").text("id");
+            await().atMost(WAIT).until(() -> b.get(lead, "/v1/messages/" + before).get("timeline").toString()
+                    .contains("accepted by a"));
+
+            owner.destroyForcibly().waitFor(); // SIGKILL: no goodbye, a's presence runs out
+            String during = b.sendOk(lead, "worker", "during").text("id");
+            await().atMost(Duration.ofSeconds(90)).until(() -> "b".equals(b.get(b.admin(), "/v1/nodes/worker")
+                    .text("gateway")));
+            assertEquals("{\"node\":\"worker\",\"owner\":\"b\",\"fallbacks\":[\"a\"]}",
+                    b.get(b.admin(), "/v1/nodes/worker/routing").body());
+            String token = b.post(b.admin(), "/v1/nodes/worker/token", null).text("token");
+            // b's own copies become worker's inbox: "before", which a had taken, is there again
+            // (at least once around a move, docs/federation.md), and "during" once.
+            assertEquals(List.of(before, during), b.inbox(token).stream().map(e -> e.get("id").asText()).toList());
+            assertTrue(b.get(b.admin(), "/v1/audit?node=worker&action=node.owner").body()
+                    .contains("owner moved from gateway a to gateway b"), "the move is audited");
+            String after = b.sendOk(lead, "worker", "after").text("id");
+            assertEquals(List.of(before, during, after), b.inbox(token).stream().map(e -> e.get("id").asText())
+                    .toList(), "a local send now");
+        } finally {
+            if (owner != null) {
+                owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
             }
         }
     }
