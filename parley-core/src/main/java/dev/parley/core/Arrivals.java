@@ -4,9 +4,12 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The receiving side of federation. Another gateway's word is not trusted: before an
@@ -30,6 +33,9 @@ public final class Arrivals {
         /** Unreadable or oversized, audited. */
         UNREADABLE
     }
+
+    /** A task id as a hub makes them (UUIDs) and as it may appear in a path. */
+    private static final Pattern TASK_ID = Pattern.compile("^[A-Za-z0-9-]{1,64}$");
 
     private final Graph graph;
     private final AccessPolicy policy;
@@ -79,10 +85,10 @@ public final class Arrivals {
     public List<Outcome> take(String source, List<Record> batch) {
         List<FederationStore.Inbound> decided = new ArrayList<>(batch.size());
         List<Outcome> judged = new ArrayList<>(batch.size());
-        Map<String, Task> assigned = new HashMap<>(); // tasks handed over earlier in this batch, not yet stored
+        TaskBatch tasks = new TaskBatch(new HashMap<>(), new HashSet<>());
         for (Record record : batch) {
             FederationStore.Inbound inbound = switch (record) {
-                case Record.Mail mail -> envelope(source, mail, assigned);
+                case Record.Mail mail -> envelope(source, mail, tasks);
                 case Record.Step step -> step(source, step);
                 case Record.Unreadable unreadable -> new FederationStore.Inbound.Skip(unreadable.streamSeq(),
                         actor(source).deny("outbox:" + source + "#" + unreadable.streamSeq(),
@@ -105,7 +111,7 @@ public final class Arrivals {
         return outcomes;
     }
 
-    private FederationStore.Inbound envelope(String source, Record.Mail mail, Map<String, Task> assigned) {
+    private FederationStore.Inbound envelope(String source, Record.Mail mail, TaskBatch tasks) {
         Envelope envelope = mail.envelope();
         Actor actor = actor(source);
         String target = envelope.to().value();
@@ -120,11 +126,12 @@ public final class Arrivals {
         AclDecision decision = decide(source, envelope, actor);
         Optional<TaskCopy> copy = Optional.empty();
         if (decision instanceof AclDecision.Allowed && envelope.trace().route() == Route.TASK) {
-            TaskJudgement task = task(envelope, assigned);
+            TaskJudgement task = task(envelope, tasks, actor.at());
             if (task.refusal().isPresent()) {
                 decision = denied(task.refusal().get(), decision.policyVersion());
             }
             copy = task.copy();
+            envelope = task.delivered();
         }
         if (decision instanceof AclDecision.Denied denied) {
             AuditEntry audit = new AuditEntry(actor.at(), actor.name(), actor.action(), target,
@@ -143,41 +150,57 @@ public final class Arrivals {
                 allowed.rule()), copy);
     }
 
-    /** An inbound task envelope judged: refused with why, or what it does to the copy here. */
-    private record TaskJudgement(Optional<String> refusal, Optional<TaskCopy> copy) {
-        static TaskJudgement refused(String why) {
-            return new TaskJudgement(Optional.of(why), Optional.empty());
+    /**
+     * The task envelopes of one batch, judged before any is stored: each task's copy as it will
+     * stand after what the batch holds before, and the envelopes already judged.
+     */
+    private record TaskBatch(Map<String, Task> copies, Set<String> envelopes) {
+    }
+
+    /** An inbound task envelope judged: refused with why, or what it does to the copy here and the envelope delivered. */
+    private record TaskJudgement(Optional<String> refusal, Optional<TaskCopy> copy, Envelope delivered) {
+        static TaskJudgement refused(String why, Envelope envelope) {
+            return new TaskJudgement(Optional.of(why), Optional.empty(), envelope);
+        }
+
+        static TaskJudgement delivered(Envelope envelope) {
+            return new TaskJudgement(Optional.empty(), Optional.empty(), envelope);
         }
     }
 
     /**
-     * A task envelope from another gateway: an assignment hands this gateway a copy of a task
-     * it has not seen; a later move must concern a copy here whose parties are the envelope's,
-     * the creator canceling, the assignee doing the rest. That relation, not the ACL, lets a
-     * move through, as locally (a reply likewise answers its original).
+     * A task envelope from another gateway. An assignment must hand over, well formed, a task
+     * this gateway has not seen; it becomes the copy here. A later move must concern a copy
+     * here whose parties are the envelope's (the creator cancels, the assignee does the rest)
+     * and be one the copy can take; that relation, not the ACL, lets it through, as a reply
+     * answers its original. The one race, a cancel crossing the assignee's end, is delivered
+     * and moves nothing: a finished copy stays as it finished. The move is taken at this
+     * gateway's time, and the envelope delivered shows the copy as it stands here.
      */
-    private TaskJudgement task(Envelope envelope, Map<String, Task> assigned) {
-        String id = envelope.corrId().orElse("");
-        Optional<Task> copy = Optional.ofNullable(assigned.get(id)).or(() -> tasks.task(id));
-        if (envelope.kind().equals(Tasks.KIND)) {
-            Optional<Task> task = taskFormat.assigned(envelope).filter(t -> t.id().equals(id));
-            if (task.isEmpty()) {
-                return TaskJudgement.refused("a task assignment must carry its task (taskId, title) and name it as"
-                        + " its corrId");
-            }
-            if (copy.isPresent()) { // handed over before (published again): the same parties, or a forgery
-                return copy.get().creator().equals(envelope.from()) && copy.get().assignee().equals(envelope.to())
-                        ? new TaskJudgement(Optional.empty(), Optional.empty())
-                        : TaskJudgement.refused("task " + id + " exists here already, between other nodes");
-            }
-            assigned.put(id, task.get());
-            return new TaskJudgement(Optional.empty(), Optional.of(new TaskCopy.Assigned(task.get())));
+    private TaskJudgement task(Envelope envelope, TaskBatch batch, Instant at) {
+        if (!batch.envelopes().add(envelope.id()) || store.message(envelope.id()).isPresent()) {
+            return TaskJudgement.delivered(envelope); // published again: the store takes it once
         }
-        Optional<Task> after = envelope.data().flatMap(taskFormat::viewed).filter(t -> t.id().equals(id));
-        Optional<TaskEvent> event = after.flatMap(t -> TaskEvent.told(envelope.kind(), t));
+        String id = envelope.corrId().orElse("");
+        Optional<Task> copy = Optional.ofNullable(batch.copies().get(id)).or(() -> tasks.task(id));
+        if (envelope.kind().equals(Tasks.KIND)) {
+            Optional<Task> task = taskFormat.assigned(envelope).filter(t -> t.id().equals(id)
+                    && TASK_ID.matcher(id).matches() && !t.title().isBlank() && t.title().length() <= NewTask.MAX_TITLE);
+            if (task.isEmpty()) {
+                return TaskJudgement.refused("a task assignment must carry its task (taskId, a title of 1 to "
+                        + NewTask.MAX_TITLE + " characters) and name it as its corrId", envelope);
+            }
+            if (copy.isPresent()) {
+                return TaskJudgement.refused("task " + id + " exists here already", envelope);
+            }
+            batch.copies().put(id, task.get());
+            return new TaskJudgement(Optional.empty(), Optional.of(new TaskCopy.Assigned(task.get())), envelope);
+        }
+        Optional<TaskEvent> event = envelope.data().flatMap(taskFormat::viewed).filter(t -> t.id().equals(id))
+                .flatMap(t -> TaskEvent.told(envelope.kind(), t));
         if (event.isEmpty()) {
             return TaskJudgement.refused("a task notice must carry its task as it stands, name it as its corrId"
-                    + " and be of a task kind, not " + envelope.kind());
+                    + " and be of a task kind, not " + envelope.kind(), envelope);
         }
         boolean cancel = event.get() instanceof TaskEvent.Cancel;
         boolean parties = copy.map(t -> cancel
@@ -185,9 +208,23 @@ public final class Arrivals {
                 : t.assignee().equals(envelope.from()) && t.creator().equals(envelope.to())).orElse(false);
         if (!parties) {
             return TaskJudgement.refused(envelope.from() + " may not " + event.get().name() + " task " + id + " of "
-                    + envelope.to() + " here");
+                    + envelope.to() + " here", envelope);
         }
-        return new TaskJudgement(Optional.empty(), Optional.of(new TaskCopy.Moved(event.get(), after.get())));
+        if (event.get() instanceof TaskEvent.Complete complete
+                && !complete.artifacts().stream().allMatch(Tasks::absolute)) {
+            return TaskJudgement.refused("a completed task's artifacts must be named by absolute URIs", envelope);
+        }
+        TaskCopy.Moved move = new TaskCopy.Moved(event.get(), at);
+        Optional<Task> next = move.applyTo(copy.get());
+        if (next.isPresent()) {
+            batch.copies().put(id, next.get());
+            return new TaskJudgement(Optional.empty(), Optional.of(move), envelope.withData(taskFormat.view(next.get())));
+        }
+        boolean crossed = copy.get().state().terminal() && !(event.get() instanceof TaskEvent.Accept
+                || event.get() instanceof TaskEvent.Update);
+        return crossed ? new TaskJudgement(Optional.empty(), Optional.of(move), envelope) // the store audits it
+                : TaskJudgement.refused("task " + id + " is " + copy.get().state().wire() + " here; it cannot take "
+                + event.get().name(), envelope);
     }
 
     private FederationStore.Inbound step(String source, Record.Step record) {
@@ -214,6 +251,11 @@ public final class Arrivals {
         }
         if (target.isEmpty() || graph.owner(envelope.to()).isPresent()) {
             return denied("target " + envelope.to() + " is not a node of this gateway", version);
+        }
+        Optional<Route> hubRoute = SendRequest.hubRoute(envelope.kind());
+        if (hubRoute.isPresent() && hubRoute.get() != envelope.trace().route()) {
+            return denied("kind " + envelope.kind() + " travels only as the hub makes it (route "
+                    + hubRoute.get().wire() + ")", version);
         }
         if (envelope.trace().route() == Route.TASK && !envelope.kind().equals(Tasks.KIND)) {
             // A task's later moves answer the task, as a reply answers its original: see task().

@@ -27,6 +27,12 @@ public record Envelope(String id, long seq, NodeId from, NodeId to, String kind,
         return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, key, meta, createdAt, trace);
     }
 
+    /** A copy with other {@code data}. */
+    public Envelope withData(JsonText replaced) {
+        return new Envelope(id, seq, from, to, kind, text, Optional.of(replaced), corrId, threadId, topic, messageId,
+                meta, createdAt, trace);
+    }
+
     /** A copy for delivery attempt {@code attempt}. */
     public Envelope withAttempt(int attempt) {
         return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, messageId, meta, createdAt,

@@ -2,7 +2,7 @@ package dev.parley.core;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -14,9 +14,18 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
                           Optional<Duration> replyWithin) {
     public static final String DEFAULT_KIND = "message";
     private static final Pattern KIND = Pattern.compile("^[a-z][a-z0-9_.-]{0,63}$");
-    /** Kinds the hub itself emits; a node cannot forge them with a plain send. */
-    private static final Set<String> RESERVED = Set.of("reply", "event", "broadcast", "dead_letter", "incident",
-            "task", "task_accept", "task_update", "task_complete", "task_failed", "task_canceled");
+    /** Kinds the hub itself emits, with the route each travels on; a node cannot forge them with a plain send. */
+    private static final Map<String, Route> RESERVED = Map.ofEntries(Map.entry("reply", Route.REPLY),
+            Map.entry(Topics.EVENT_KIND, Route.TOPIC), Map.entry(Broadcasts.KIND, Route.BROADCAST),
+            Map.entry("dead_letter", Route.SYSTEM), Map.entry("incident", Route.SYSTEM), Map.entry(Tasks.KIND, Route.TASK),
+            Map.entry("task_accept", Route.TASK), Map.entry("task_update", Route.TASK),
+            Map.entry("task_complete", Route.TASK), Map.entry("task_failed", Route.TASK),
+            Map.entry("task_canceled", Route.TASK));
+
+    /** The route a kind the hub emits travels on; empty for a kind nodes may send. */
+    public static Optional<Route> hubRoute(String kind) {
+        return Optional.ofNullable(RESERVED.get(kind));
+    }
 
     public SendRequest {
         if (!KIND.matcher(kind).matches()) {
@@ -25,7 +34,7 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
         if (replyWithin.isPresent() && (replyWithin.get().toMillis() < 1 || replyWithin.get().toMillis() > 604_800_000L)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "replyWithinMs must be between 1 and 604800000 (7 days)");
         }
-        if (RESERVED.contains(kind)) {
+        if (RESERVED.containsKey(kind)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "kind " + kind + " is emitted by the hub and cannot be sent");
         }
     }

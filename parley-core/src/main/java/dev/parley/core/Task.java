@@ -16,6 +16,13 @@ public record Task(String id, NodeId creator, NodeId assignee, String title, Opt
         artifacts = List.copyOf(artifacts);
     }
 
+    /** A task as its creator submits it, at {@code at}. */
+    public static Task submitted(String id, NodeId creator, NodeId assignee, String title, Optional<JsonText> input,
+                                 boolean ephemeral, Instant at) {
+        return new Task(id, creator, assignee, title, input, TaskState.SUBMITTED, ephemeral, Optional.empty(),
+                Optional.empty(), Optional.empty(), List.of(), Optional.empty(), at, at);
+    }
+
     /** The task after {@code event}, as the state machine allows. */
     public Task after(TaskEvent event, Instant at) {
         TaskState next = state.on(event);

@@ -121,9 +121,8 @@ public final class Tasks {
 
     /** A new task, as submitted now. */
     private Task submitted(Actor actor, NodeId creator, NodeId assignee, NewTask request) {
-        return new Task(ids.next(), creator, assignee, request.title(), request.input(), TaskState.SUBMITTED,
-                request.ephemeral(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
-                actor.at(), actor.at());
+        return Task.submitted(ids.next(), creator, assignee, request.title(), request.input(), request.ephemeral(),
+                actor.at());
     }
 
     /**
@@ -183,13 +182,18 @@ public final class Tasks {
     }
 
     private static void requireAbsolute(TaskEvent.Artifact artifact) {
-        try {
-            if (new URI(artifact.uri()).isAbsolute()) {
-                return;
-            }
-        } catch (URISyntaxException e) {
-            // refused below, with the contract's code
+        if (!absolute(artifact)) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "artifact uri must be an absolute URI: "
+                    + artifact.uri());
         }
-        throw new ParleyException(ErrorCode.INVALID_REQUEST, "artifact uri must be an absolute URI: " + artifact.uri());
+    }
+
+    /** Whether an artifact is named by an absolute URI, as a task's results must be. */
+    static boolean absolute(TaskEvent.Artifact artifact) {
+        try {
+            return new URI(artifact.uri()).isAbsolute();
+        } catch (URISyntaxException e) {
+            return false;
+        }
     }
 }

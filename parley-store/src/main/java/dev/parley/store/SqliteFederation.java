@@ -310,9 +310,7 @@ public final class SqliteFederation implements FederationStore {
                         yield false;
                     }
                     case Inbound.Refused refused -> {
-                        Ledger.insertAudit(tx.statements(), refused.audit());
-                        Ledger.oweStep(tx.statements(), refused.envelope().id(), refused.envelope().from().value(),
-                                DeliveryState.FAILED, refused.audit().at(), "refused: " + refused.audit().reason());
+                        refuse(tx.statements(), refused.envelope(), refused.audit());
                         yield false;
                     }
                 });
@@ -328,6 +326,13 @@ public final class SqliteFederation implements FederationStore {
         });
     }
 
+    /** An envelope refused here: audited, and its sender's gateway owed a {@code failed} step with the reason. */
+    private static void refuse(Statements s, Envelope envelope, AuditEntry audit) throws SQLException {
+        Ledger.insertAudit(s, audit);
+        Ledger.oweStep(s, envelope.id(), envelope.from().value(), DeliveryState.FAILED, audit.at(),
+                "refused: " + audit.reason());
+    }
+
     private boolean ingest(Writer.Tx tx, Inbound.Mail mail) throws SQLException {
         var known = tx.statements().get("SELECT 1 FROM envelopes WHERE id = ?");
         known.setString(1, mail.envelope().id());
@@ -339,6 +344,15 @@ public final class SqliteFederation implements FederationStore {
                         DeliveryState.ACCEPTED, mail.audit().at(), "accepted");
                 return false;
             }
+        }
+        if (mail.task().orElse(null) instanceof TaskCopy.Assigned assigned
+                && SqliteTasks.read(tx.statements(), assigned.task().id()).isPresent()) {
+            // Judged when no such task was here; one came in meanwhile (another source's, or a local one).
+            refuse(tx.statements(), mail.envelope(), new AuditEntry(mail.audit().at(), mail.audit().actor(),
+                    mail.audit().action(), mail.audit().target(), AuditEntry.Decision.DENY, "task "
+                    + assigned.task().id() + " exists here already", Optional.of(mail.envelope().id()),
+                    mail.audit().policyVersion()));
+            return false;
         }
         // The messageId was the sender's gateway's to dedupe; here the envelope id is the key.
         Envelope appended = Ledger.append(tx, mail.envelope().withMessageId(Optional.empty()));
@@ -355,14 +369,12 @@ public final class SqliteFederation implements FederationStore {
     private void copy(Writer.Tx tx, TaskCopy copy, Envelope notice, AuditEntry taken) throws SQLException {
         Statements s = tx.statements();
         switch (copy) {
-            case TaskCopy.Assigned assigned -> {
-                if (SqliteTasks.read(s, assigned.task().id()).isEmpty()) {
-                    SqliteTasks.insert(s, assigned.task());
-                    SqliteTasks.tap(tx, taskTaps, assigned.task(), notice);
-                }
+            case TaskCopy.Assigned assigned -> { // none of this id is here: see ingest
+                SqliteTasks.insert(s, assigned.task());
+                SqliteTasks.tap(tx, taskTaps, assigned.task(), notice);
             }
             case TaskCopy.Moved moved -> {
-                String id = moved.after().id();
+                String id = notice.corrId().orElseThrow();
                 Optional<Task> current = SqliteTasks.read(s, id);
                 Optional<Task> next = current.flatMap(moved::applyTo);
                 if (next.isPresent()) {

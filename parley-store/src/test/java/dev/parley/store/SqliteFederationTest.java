@@ -315,21 +315,27 @@ class SqliteFederationTest {
             tapped.add(task);
             return List.of();
         });
-        Task submitted = new Task("t1", LEAD, WORKER, "review", Optional.empty(), TaskState.SUBMITTED, false,
-                Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(), NOW, NOW);
+        Task submitted = Task.submitted("t1", LEAD, WORKER, "review", Optional.empty(), false, NOW);
         SqliteFederation federation = store.federation();
         Envelope assignment = taskEnvelope(LEAD, WORKER, "task");
         assertEquals(List.of(true, false), federation.take("a", List.of(
                 new Inbound.Mail(1, assignment, audit(), Optional.of(new TaskCopy.Assigned(submitted))),
                 new Inbound.Mail(2, assignment, audit(), Optional.of(new TaskCopy.Assigned(submitted))))));
         assertEquals(Optional.of(submitted), store.tasks().task("t1"), "the copy, once");
+        // Another assignment of the same id (judged before the first was stored) is refused, not delivered.
+        Envelope twin = taskEnvelope(LEAD, WORKER, "task");
+        assertEquals(List.of(false), federation.take("a", List.of(new Inbound.Mail(3, twin, audit(),
+                Optional.of(new TaskCopy.Assigned(submitted))))));
+        assertEquals(Optional.of(DeliveryState.FAILED), federation.owed(0, 10).stream()
+                .filter(o -> o instanceof Outgoing.Ack ack && ack.step().ref().equals(twin.id()))
+                .map(o -> ((Outgoing.Ack) o).step().state()).findFirst(), "the sender's gateway is told");
 
         Task canceled = submitted.after(new TaskEvent.Cancel("stop"), NOW.plusSeconds(1));
         Envelope cancel = taskEnvelope(LEAD, WORKER, "task_canceled");
         Envelope cancelAgain = taskEnvelope(LEAD, WORKER, "task_canceled");
-        TaskCopy.Moved move = new TaskCopy.Moved(new TaskEvent.Cancel("stop"), canceled);
-        federation.take("a", List.of(new Inbound.Mail(3, cancel, audit(), Optional.of(move)),
-                new Inbound.Mail(4, cancelAgain, audit(), Optional.of(move))));
+        TaskCopy.Moved move = new TaskCopy.Moved(new TaskEvent.Cancel("stop"), NOW.plusSeconds(1));
+        federation.take("a", List.of(new Inbound.Mail(4, cancel, audit(), Optional.of(move)),
+                new Inbound.Mail(5, cancelAgain, audit(), Optional.of(move))));
         assertEquals(TaskState.CANCELED, store.tasks().task("t1").orElseThrow().state());
         assertEquals(List.of(submitted, canceled), tapped, "the taps saw each change the copy took, no other");
         assertEquals(List.of(assignment.id(), cancel.id(), cancelAgain.id()),

@@ -156,10 +156,8 @@ public final class Views {
         public Optional<Task> assigned(Envelope assignment) {
             try {
                 JsonNode data = Json.MAPPER.readTree(assignment.data().map(JsonText::json).orElse("null"));
-                return Optional.of(new Task(required(data, "taskId"), assignment.from(), assignment.to(),
-                        required(data, "title"), json(data.get("input")), TaskState.SUBMITTED, false,
-                        Optional.empty(), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
-                        assignment.createdAt(), assignment.createdAt()));
+                return Optional.of(Task.submitted(required(data, "taskId"), assignment.from(), assignment.to(),
+                        required(data, "title"), json(data.get("input")), false, assignment.createdAt()));
             } catch (JsonProcessingException | IllegalArgumentException e) {
                 return Optional.empty();
             }

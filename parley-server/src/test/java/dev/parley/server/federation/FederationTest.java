@@ -151,9 +151,9 @@ class FederationTest {
             assertEquals(200, completed.status(), completed::toString);
             await().atMost(WAIT).until(() -> "completed".equals(a.get(lead, "/v1/tasks/" + review).text("state")));
             JsonNode done = a.get(lead, "/v1/tasks/" + review).json();
-            assertEquals(List.of("60", "true", "https://example.com/r.txt", completed.text("updatedAt")),
-                    List.of(done.get("etaSeconds").asText(), done.at("/result/ok").asText(),
-                            done.at("/artifacts/0/uri").asText(), done.get("updatedAt").asText()), done::toString);
+            assertEquals(List.of("60", "true", "https://example.com/r.txt"), List.of(done.get("etaSeconds").asText(),
+                    done.at("/result/ok").asText(), done.at("/artifacts/0/uri").asText()), done::toString);
+            assertEquals(done, a.inbox(lead).getLast().get("data"), "the notice shows the task as it stands on a");
             assertEquals(List.of("task_accept", "task_complete"), a.inbox(lead).stream()
                     .filter(e -> review.equals(e.path("corrId").asText())).map(e -> e.get("kind").asText()).toList());
             assertEquals(1, a.get(lead, "/v1/tasks?assignee=worker").items().size(), "lead lists it on a");
@@ -166,6 +166,25 @@ class FederationTest {
             assertError(b.post(worker, "/v1/tasks/" + second + "/events", obj("type", "accept")), 409,
                     "invalid_transition");
             assertError(b.post(worker, "/v1/tasks/" + second + "/cancel", obj()), 403, "forbidden");
+            // Had worker completed it before the cancel reached b, the two would cross: a delivers the
+            // completion and keeps its copy canceled; an update that crossed it is refused.
+            String view = b.get(worker, "/v1/tasks/" + second).body();
+            try (Connection raw = Nats.connect(nats.url())) {
+                raw.jetStream().publish("parley.out.b.a", forgedTask("0193f0c4-0000-7000-8000-0000000000b1",
+                        "worker", "lead", "task_complete", second, view).getBytes(StandardCharsets.UTF_8));
+                raw.jetStream().publish("parley.out.b.a", forgedTask("0193f0c4-0000-7000-8000-0000000000b2",
+                        "worker", "lead", "task_update", second, view).getBytes(StandardCharsets.UTF_8));
+            }
+            b.sendOk(worker, "lead", "after the crossing");
+            await().atMost(WAIT).until(() -> a.inbox(lead).stream().anyMatch(e -> "after the crossing"
+                    .equals(e.get("text").asText())));
+            assertEquals(List.of("0193f0c4-0000-7000-8000-0000000000b1"), a.inbox(lead).stream()
+                    .map(e -> e.get("id").asText()).filter(id -> id.startsWith("0193f0c4")).toList());
+            assertEquals("canceled", a.get(lead, "/v1/tasks/" + second).text("state"), "a finished copy stays");
+            assertTrue(a.get(a.admin(), "/v1/audit?action=task.copy").body().contains("worker's complete not taken:"
+                    + " task " + second + " is canceled here"), "the crossing is audited");
+            assertTrue(a.get(a.admin(), "/v1/audit?decision=deny&action=federation.ingest").body().contains("task "
+                    + second + " is canceled here; it cannot take update"), "the update is refused");
 
             // A2A: a SendMessage on a to worker's card makes the same task; worker completes it on b.
             HubFixture.Resp sent = a.request("POST", "/a2a/worker", lead, ("{\"jsonrpc\":\"2.0\",\"id\":1,"
@@ -183,11 +202,14 @@ class FederationTest {
 
             // Task records that do not hold are refused on b, never delivered, and ingest goes on.
             try (Connection raw = Nats.connect(nats.url())) {
-                String view = a.get(lead, "/v1/tasks/" + review).body();
+                String reviewed = a.get(lead, "/v1/tasks/" + review).body();
                 raw.jetStream().publish("parley.out.a.b", forgedTask("0193f0c4-0000-7000-8000-0000000000a1",
-                        "task_complete", review, view).getBytes(StandardCharsets.UTF_8)); // lead is not its assignee
+                        "lead", "worker", "task_complete", review, reviewed).getBytes(StandardCharsets.UTF_8)); // not its assignee
                 raw.jetStream().publish("parley.out.a.b", forgedTask("0193f0c4-0000-7000-8000-0000000000a2",
-                        "task", "t-forged", "{\"title\":\"no taskId\"}").getBytes(StandardCharsets.UTF_8));
+                        "lead", "worker", "task", "t-forged", "{\"title\":\"no taskId\"}")
+                        .getBytes(StandardCharsets.UTF_8));
+                raw.jetStream().publish("parley.out.a.b", forged("0193f0c4-0000-7000-8000-0000000000a3", "lead",
+                        "worker", "task_canceled", "intra_group", review, reviewed).getBytes(StandardCharsets.UTF_8));
             }
             String third = a.post(lead, "/v1/tasks", obj("to", "worker", "title", "third")).text("id");
             await().atMost(WAIT).until(() -> b.get(worker, "/v1/tasks/" + third).status() == 200);
@@ -198,15 +220,23 @@ class FederationTest {
                     .contains("lead may not complete task " + review)), denied::toString);
             assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("must carry its task")),
                     denied::toString);
+            assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("kind task_canceled travels"
+                    + " only as the hub makes it")), denied::toString);
             assertEquals(List.of(false, false), List.of(b.get(b.admin(), "/v1/tasks/t-forged").status() == 200,
                     a.get(a.admin(), "/v1/tasks/t-forged").status() == 200));
         }
     }
 
-    /** An outbox record of gateway a that claims lead sent worker a task envelope. */
-    private static String forgedTask(String id, String kind, String taskId, String data) {
-        return obj("type", "envelope", "id", id, "from", "lead", "to", "worker", "kind", kind, "text", "forged",
-                "data", data, "corrId", taskId, "meta", obj(), "createdAt", 1, "attempt", 1, "route", "task",
+    /** An outbox record that claims {@code from} sent {@code to} a task envelope. */
+    private static String forgedTask(String id, String from, String to, String kind, String taskId, String data) {
+        return forged(id, from, to, kind, "task", taskId, data);
+    }
+
+    /** An outbox record that claims {@code from} sent {@code to} an envelope of {@code kind} on {@code route}. */
+    private static String forged(String id, String from, String to, String kind, String route, String corrId,
+                                 String data) {
+        return obj("type", "envelope", "id", id, "from", from, "to", to, "kind", kind, "text", "forged",
+                "data", data, "corrId", corrId, "meta", obj(), "createdAt", 1, "attempt", 1, "route", route,
                 "policyVersion", "x").toString();
     }
 
