@@ -27,6 +27,7 @@ import picocli.CommandLine.ScopeType;
                 TopicCommand.class,
                 BroadcastCommand.class,
                 TaskCommand.class,
+                AgentCommand.class,
                 DeliveryCommand.class,
                 DeadLetterCommand.class,
                 InviteCommand.class,

@@ -6,6 +6,8 @@ package dev.parley.core;
  */
 public enum ErrorCode {
     INVALID_REQUEST(400),
+    /** An agent spec that does not read or does not hold: the message says which field and why. */
+    INVALID_SPEC(400),
     INVALID_NODE_ID(400),
     INVALID_CURSOR(400),
     /** A stream's {@code replay} that names no replay mode. */

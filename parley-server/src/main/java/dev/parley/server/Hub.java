@@ -10,11 +10,15 @@ import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Federation;
 import dev.parley.core.GatewayInvites;
 import dev.parley.core.GatewayMint;
+import dev.parley.core.AgentStore;
+import dev.parley.core.Agents;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.Inboxes;
 import dev.parley.core.Messages;
+import dev.parley.core.Node;
 import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
 import dev.parley.core.Notices;
 import dev.parley.core.OwnerAckPolicy;
 import dev.parley.core.Peers;
@@ -32,6 +36,8 @@ import dev.parley.core.UuidV7;
 import dev.parley.nats.Gateway;
 import dev.parley.nats.GatewayConfig;
 import dev.parley.nats.auth.AuthorityFile;
+import dev.parley.server.agents.AgentRuntime;
+import dev.parley.server.agents.AgentSpecs;
 import dev.parley.server.a2a.A2aAgent;
 import dev.parley.server.a2a.A2aCards;
 import dev.parley.server.a2a.A2aPushes;
@@ -58,6 +64,7 @@ import dev.parley.server.metrics.Metrics;
 import dev.parley.server.policy.JsonSchemas;
 import dev.parley.server.policy.LivePolicy;
 import dev.parley.server.rest.AdmissionRoutes;
+import dev.parley.server.rest.AgentRoutes;
 import dev.parley.server.rest.BroadcastRoutes;
 import dev.parley.server.rest.DeadLetterRoutes;
 import dev.parley.server.rest.DeliveryRoutes;
@@ -74,6 +81,7 @@ import dev.parley.server.rest.SchemaRoutes;
 import dev.parley.server.rest.TaskRoutes;
 import dev.parley.server.rest.TopicRoutes;
 import dev.parley.server.wire.Views;
+import dev.parley.store.SqliteAgents;
 import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteFederation;
 import dev.parley.store.SqliteStore;
@@ -215,6 +223,13 @@ public final class Hub implements AutoCloseable {
             store.tapTasks(a2aPushes);
             dispatcher.shapePushes(a2aPushes);
             committed.add(waiters).add(dispatcher).add(a2aWatch);
+            // Managed agents: the hub runs them (runner: command), woken by their mail.
+            SqliteAgents agentSpecs = store.agents();
+            AgentRuntime agents = new AgentRuntime(graph, store, router, messages, config.dataDir().resolve("agents"),
+                    clock);
+            services.add(agents);
+            committed.add(agents);
+            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agents, graph, id, stored));
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
             HubConfig.Transport transport = config.transport();
@@ -238,6 +253,7 @@ public final class Hub implements AutoCloseable {
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, feeds, metrics).register(routes);
+            new AgentRoutes(new Agents(graph, registry, agentSpecs, livePolicy, clock), agents).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));
@@ -278,6 +294,16 @@ public final class Hub implements AutoCloseable {
             stop(services);
             store.close();
             throw e;
+        }
+    }
+
+    /** Takes charge of an agent found in the store; one whose spec no longer holds is left out, loudly. */
+    private static void adoptAgent(AgentRuntime agents, Graph graph, NodeId id, AgentStore.Stored stored) {
+        try {
+            agents.adopt(AgentSpecs.parse(stored.spec()).withParent(graph.node(id).flatMap(Node::parent)),
+                    stored.stoppedAt().isPresent());
+        } catch (ParleyException e) {
+            LOG.warning("agent " + id + " is not run: its stored spec does not hold (" + e.getMessage() + ")");
         }
     }
 

@@ -24,7 +24,8 @@ final class Migrations {
             "V5__task_webhooks.sql",
             "V6__federation.sql",
             "V7__relay_positions.sql",
-            "V8__gateway_invites.sql");
+            "V8__gateway_invites.sql",
+            "V9__agents.sql");
 
     private Migrations() {
     }

@@ -132,6 +132,11 @@ public final class SqliteStore implements EventStore {
         return new SqliteTaskWebhooks(writer, readers, sealer);
     }
 
+    /** Managed agents' specs, on the same writer and readers. */
+    public SqliteAgents agents() {
+        return new SqliteAgents(writer, readers);
+    }
+
     /** Mirrors, the relay's marks and ingest cursors of federation, on the same writer and readers. */
     public SqliteFederation federation() {
         return new SqliteFederation(writer, readers, taskTaps);

@@ -1,0 +1,117 @@
+package dev.parley.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** {@code parley agent ...}: managed agents, which the hub runs when their mail arrives ({@code docs/agents.md}). */
+@Command(name = "agent", mixinStandardHelpOptions = true,
+        description = "Managed agents: the hub runs them (runner: command), woken by their mail.",
+        subcommands = {AgentCommand.Start.class, AgentCommand.ListAgents.class, AgentCommand.Stop.class,
+                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class})
+final class AgentCommand extends CommandGroup {
+
+    @Command(name = "start", mixinStandardHelpOptions = true,
+            description = "Start an agent from its spec (YAML); the caller's node becomes its parent.")
+    static final class Start extends ClientCommand {
+        @Option(names = "--spec", required = true, paramLabel = "FILE", description = "The agent spec (YAML).")
+        Path spec;
+
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            String text;
+            try {
+                text = Files.readString(spec, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw HubException.local("invalid_spec", "cannot read the spec " + spec + ": " + e.getMessage(), e);
+            }
+            JsonNode agent = client.post("/v1/agents", HubClient.JSON.createObjectNode().put("spec", text));
+            emit(agent, () -> line("started", "agent", field(agent, "id"), "parent", field(agent, "parent"),
+                    "wake", field(agent, "wake"), "state", field(agent, "state")));
+        }
+    }
+
+    @Command(name = "list", aliases = "ls", mixinStandardHelpOptions = true,
+            description = "List agents and their states (admin: all; a node: its own children).")
+    static final class ListAgents extends ClientCommand {
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            JsonNode answer = client.get("/v1/agents");
+            emit(answer, () -> {
+                Table table = new Table("ID", "PARENT", "WAKE", "STATE", "SETTLED", "FAILURE");
+                answer.path("items").forEach(a -> table.row(field(a, "id"), field(a, "parent"), field(a, "wake"),
+                        field(a, "state"), field(a, "settled"), field(a, "failure")));
+                table.print(out());
+            });
+        }
+    }
+
+    /** A command about one agent. */
+    abstract static class OneAgent extends ClientCommand {
+        @Parameters(paramLabel = "ID", description = "The agent's id.")
+        String id;
+
+        String path(String tail) {
+            return "/v1/agents/" + HubClient.segment(id) + tail;
+        }
+    }
+
+    /** A stop or a restart: one POST, the agent as it then stands. */
+    abstract static class Move extends OneAgent {
+        private final String action;
+        private final String done;
+
+        Move(String action, String done) {
+            this.action = action;
+            this.done = done;
+        }
+
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            JsonNode agent = client.post(path("/" + action), HubClient.JSON.createObjectNode());
+            emit(agent, () -> line(done, "agent", field(agent, "id"), "state", field(agent, "state")));
+        }
+    }
+
+    @Command(name = "stop", mixinStandardHelpOptions = true,
+            description = "Stop an agent and the command it runs; it stays stopped, across hub restarts, until restarted.")
+    static final class Stop extends Move {
+        Stop() {
+            super("stop", "stopped");
+        }
+    }
+
+    @Command(name = "restart", mixinStandardHelpOptions = true,
+            description = "Restart an agent: clears a stop or a failure; it runs as its wake says.")
+    static final class Restart extends Move {
+        Restart() {
+            super("restart", "restarted");
+        }
+    }
+
+    @Command(name = "logs", mixinStandardHelpOptions = true,
+            description = "Print the end of an agent's log: its commands' stderr and the runner's notes.")
+    static final class Logs extends OneAgent {
+        @Option(names = "--lines", paramLabel = "N", defaultValue = "200", description = "Lines from the end (default 200).")
+        int lines;
+
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            client.lines(HubClient.query(path("/logs"), "lines", lines), out()::println);
+        }
+    }
+
+    @Command(name = "spec", mixinStandardHelpOptions = true, description = "Print an agent's spec as it was written.")
+    static final class Spec extends OneAgent {
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            client.lines(path("/spec"), out()::println);
+        }
+    }
+}

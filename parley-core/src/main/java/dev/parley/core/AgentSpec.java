@@ -1,0 +1,98 @@
+package dev.parley.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * How the hub runs a managed agent: the node it is, the command, its environment (secrets only
+ * by file), when it runs ({@link Wake}) and for how long it may idle or work on one envelope.
+ * Validated here, whatever the text it was read from.
+ */
+public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
+                        Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
+                        Duration timeout) {
+    /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
+    public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
+    /** How long one envelope may take, when the spec does not say. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(10);
+    private static final Duration MAX = Duration.ofDays(1);
+    private static final Pattern ENV_NAME = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]{0,127}$");
+    private static final int MAX_ARGS = 256;
+
+    public AgentSpec {
+        command = List.copyOf(command);
+        env = Map.copyOf(env);
+        if (command.isEmpty() || command.getFirst().isBlank()) {
+            throw invalid("command: the program to run is required (a list: [program, arg, …])");
+        }
+        if (command.size() > MAX_ARGS) {
+            throw invalid("command: at most " + MAX_ARGS + " arguments");
+        }
+        if (runner == Runner.PROCESS) {
+            throw invalid("runner: process (an agent that speaks the agent protocol itself) is not supported yet;"
+                    + " use runner: command");
+        }
+        for (String name : env.keySet()) {
+            if (!ENV_NAME.matcher(name).matches()) {
+                throw invalid("env: " + name + " is not a variable name (letters, digits, _; not a digit first)");
+            }
+            if (name.startsWith("PARLEY_")) {
+                throw invalid("env: " + name + ": names starting PARLEY_ are the hub's to set");
+            }
+        }
+        requireWithin("idleTimeout", idleTimeout);
+        requireWithin("timeout", timeout);
+    }
+
+    /** The spec with the parent its node got (a node that starts an agent is its parent). */
+    public AgentSpec withParent(Optional<NodeId> actual) {
+        return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout);
+    }
+
+    /** Who runs the agent's work. */
+    public enum Runner {
+        /** The reference runner: one process per envelope, its text on stdin, stdout the reply. */
+        COMMAND,
+        /** A long-running process that speaks the agent protocol itself. */
+        PROCESS;
+
+        public String wire() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** When the agent runs. */
+    public enum Wake {
+        /** From the start of the hub (or of the agent) until stopped. */
+        ALWAYS,
+        /** Only while an envelope waits for it, and its idle timeout after the last. */
+        ON_MESSAGE;
+
+        public String wire() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
+    /** An environment variable's value: given in the spec, or read from a file when the agent starts (a secret). */
+    public sealed interface EnvValue {
+        record Text(String value) implements EnvValue {
+        }
+
+        record File(String path) implements EnvValue {
+        }
+    }
+
+    private static void requireWithin(String field, Duration value) {
+        if (value.compareTo(Duration.ofSeconds(1)) < 0 || value.compareTo(MAX) > 0) {
+            throw invalid(field + ": between 1s and 24h");
+        }
+    }
+
+    public static ParleyException invalid(String why) {
+        return new ParleyException(ErrorCode.INVALID_SPEC, "invalid agent spec: " + why);
+    }
+}

@@ -1,0 +1,148 @@
+package dev.parley.server.agents;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.parley.core.AgentSpec;
+import dev.parley.core.DurationText;
+import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Agent specs as people write them, in YAML. Every field is checked and named in the error;
+ * an unknown field (a typo) is refused rather than ignored.
+ */
+public final class AgentSpecs {
+    /** Most bytes a spec may have: it is a short document, kept in the store. */
+    public static final int MAX_BYTES = 64 * 1024;
+    private static final YAMLMapper YAML = new YAMLMapper();
+    private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
+            "idleTimeout", "timeout");
+
+    private AgentSpecs() {
+    }
+
+    /** The spec {@code text} holds; {@code invalid_spec} saying which field and why when it holds none. */
+    public static AgentSpec parse(String text) {
+        if (text.length() > MAX_BYTES) {
+            throw AgentSpec.invalid("a spec is at most " + MAX_BYTES + " bytes");
+        }
+        JsonNode root;
+        try {
+            root = YAML.readTree(text);
+        } catch (JacksonException e) {
+            throw AgentSpec.invalid("not YAML (line " + e.getLocation().getLineNr() + "): "
+                    + e.getOriginalMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw AgentSpec.invalid("a spec is a YAML mapping of fields (id, command, …)");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!FIELDS.contains(name)) {
+                throw AgentSpec.invalid("unknown field '" + name + "' (fields: " + String.join(", ", FIELDS.stream()
+                        .sorted().toList()) + ")");
+            }
+        }
+        return new AgentSpec(nodeId(root, "id").orElseThrow(() -> AgentSpec.invalid("id: required")),
+                nodeId(root, "parent"),
+                choice(root, "runner", AgentSpec.Runner.values(), AgentSpec.Runner::wire, AgentSpec.Runner.COMMAND),
+                command(root.get("command")), env(root.get("env")), string(root, "workdir"),
+                choice(root, "wake", AgentSpec.Wake.values(), AgentSpec.Wake::wire, AgentSpec.Wake.ON_MESSAGE),
+                duration(root, "idleTimeout", AgentSpec.DEFAULT_IDLE), duration(root, "timeout", AgentSpec.DEFAULT_TIMEOUT));
+    }
+
+    private static Optional<String> string(JsonNode root, String field) {
+        JsonNode value = root.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        if (!value.isTextual() || value.asText().isBlank()) {
+            throw AgentSpec.invalid(field + ": a non-empty string");
+        }
+        return Optional.of(value.asText());
+    }
+
+    private static Optional<NodeId> nodeId(JsonNode root, String field) {
+        try {
+            return string(root, field).map(NodeId::of);
+        } catch (ParleyException e) {
+            throw AgentSpec.invalid(field + ": " + e.getMessage());
+        }
+    }
+
+    private static <E> E choice(JsonNode root, String field, E[] values, java.util.function.Function<E, String> wire,
+                                E otherwise) {
+        Optional<String> given = string(root, field);
+        if (given.isEmpty()) {
+            return otherwise;
+        }
+        for (E value : values) {
+            if (wire.apply(value).equals(given.get().toLowerCase(Locale.ROOT))) {
+                return value;
+            }
+        }
+        throw AgentSpec.invalid(field + ": one of " + String.join(", ", java.util.Arrays.stream(values).map(wire)
+                .toList()) + ", not '" + given.get() + "'");
+    }
+
+    private static List<String> command(JsonNode command) {
+        if (command == null || command.isNull()) {
+            throw AgentSpec.invalid("command: required, a list: [program, arg, …]");
+        }
+        if (!command.isArray()) {
+            throw AgentSpec.invalid("command: a list: [program, arg, …] (for a shell line: [sh, -c, \"…\"])");
+        }
+        List<String> out = new ArrayList<>();
+        for (JsonNode arg : command) {
+            if (!arg.isValueNode() || arg.isNull()) {
+                throw AgentSpec.invalid("command: each item a string");
+            }
+            out.add(arg.asText());
+        }
+        return out;
+    }
+
+    private static Map<String, AgentSpec.EnvValue> env(JsonNode env) {
+        Map<String, AgentSpec.EnvValue> out = new LinkedHashMap<>();
+        if (env == null || env.isNull()) {
+            return out;
+        }
+        if (!env.isObject()) {
+            throw AgentSpec.invalid("env: a mapping NAME: value, or NAME: {file: path} for a secret");
+        }
+        env.fields().forEachRemaining(e -> {
+            JsonNode value = e.getValue();
+            if (value.isObject()) {
+                JsonNode file = value.get("file");
+                if (value.size() != 1 || file == null || !file.isTextual() || file.asText().isBlank()) {
+                    throw AgentSpec.invalid("env: " + e.getKey() + ": {file: path} is the only form of a secret");
+                }
+                out.put(e.getKey(), new AgentSpec.EnvValue.File(file.asText()));
+            } else if (value.isValueNode() && !value.isNull()) {
+                out.put(e.getKey(), new AgentSpec.EnvValue.Text(value.asText()));
+            } else {
+                throw AgentSpec.invalid("env: " + e.getKey() + ": a value, or {file: path}");
+            }
+        });
+        return out;
+    }
+
+    private static Duration duration(JsonNode root, String field, Duration otherwise) {
+        try {
+            return string(root, field).map(DurationText::parse).orElse(otherwise);
+        } catch (IllegalArgumentException e) {
+            throw AgentSpec.invalid(field + ": " + e.getMessage());
+        }
+    }
+}

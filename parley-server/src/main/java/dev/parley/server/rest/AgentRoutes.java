@@ -1,0 +1,100 @@
+package dev.parley.server.rest;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.AgentSpec;
+import dev.parley.core.Agents;
+import dev.parley.core.ErrorCode;
+import dev.parley.core.NodeId;
+import dev.parley.core.Principal;
+import dev.parley.server.agents.AgentRuntime;
+import dev.parley.server.agents.AgentSpecs;
+import dev.parley.server.http.Exchange;
+import dev.parley.server.http.Routes;
+import dev.parley.server.wire.Json;
+
+/**
+ * {@code /v1/agents}: managed agents. Starting one creates its node (kind {@code managed}, the
+ * caller its parent) with its spec; the admin and the agent's parent see, stop and restart it,
+ * and read its log.
+ */
+public final class AgentRoutes {
+    private static final int DEFAULT_LOG_LINES = 200;
+    private static final int MAX_LOG_LINES = 10_000;
+
+    private final Agents agents;
+    private final AgentRuntime runtime;
+
+    public AgentRoutes(Agents agents, AgentRuntime runtime) {
+        this.agents = agents;
+        this.runtime = runtime;
+    }
+
+    public void register(Routes routes) {
+        routes.post("/v1/agents", this::start)
+                .get("/v1/agents", this::list)
+                .get("/v1/agents/{id}", ex -> ex.json(200, view(runtime.view(visible(ex)))))
+                .get("/v1/agents/{id}/spec", this::spec)
+                .get("/v1/agents/{id}/logs", this::logs)
+                .post("/v1/agents/{id}/stop", this::stop)
+                .post("/v1/agents/{id}/restart", this::restart);
+    }
+
+    private void start(Exchange ex) {
+        Principal caller = ex.caller();
+        String text = ex.body().requiredString("spec");
+        AgentSpec spec = agents.start(caller, AgentSpecs.parse(text), text);
+        runtime.adopt(spec, false);
+        ex.json(201, view(runtime.view(spec.id())));
+    }
+
+    private void list(Exchange ex) {
+        Principal caller = ex.caller();
+        ObjectNode out = Json.object();
+        var items = out.putArray("items");
+        runtime.views().stream().filter(v -> agents.sees(caller, v.spec().id())).forEach(v -> items.add(view(v)));
+        ex.json(200, out);
+    }
+
+    private void spec(Exchange ex) {
+        ex.text("application/yaml", agents.spec(ex.caller(), NodeId.of(ex.path("id"))));
+    }
+
+    private void logs(Exchange ex) {
+        NodeId id = visible(ex);
+        int lines = (int) ex.longQuery("lines", 1, MAX_LOG_LINES, ErrorCode.INVALID_REQUEST).orElse(DEFAULT_LOG_LINES);
+        ex.text("text/plain; charset=utf-8", String.join("\n", runtime.log(id, lines)) + "\n");
+    }
+
+    private void stop(Exchange ex) {
+        NodeId id = visible(ex);
+        agents.stop(ex.caller(), id, true);
+        ex.json(200, view(runtime.stop(id)));
+    }
+
+    private void restart(Exchange ex) {
+        NodeId id = visible(ex);
+        agents.stop(ex.caller(), id, false);
+        ex.json(200, view(runtime.restart(id)));
+    }
+
+    private NodeId visible(Exchange ex) {
+        return agents.visible(ex.caller(), NodeId.of(ex.path("id")));
+    }
+
+    private static ObjectNode view(AgentRuntime.View v) {
+        AgentSpec spec = v.spec();
+        ObjectNode out = Json.object();
+        out.put("id", spec.id().value());
+        out.put("parent", spec.parent().map(NodeId::value).orElse(null));
+        out.put("runner", spec.runner().wire());
+        out.put("wake", spec.wake().wire());
+        var command = out.putArray("command");
+        spec.command().forEach(command::add);
+        out.put("idleTimeoutMs", spec.idleTimeout().toMillis());
+        out.put("timeoutMs", spec.timeout().toMillis());
+        out.put("state", v.state().wire());
+        out.put("failure", v.failure().orElse(null));
+        out.put("settled", v.settled());
+        return out;
+    }
+}

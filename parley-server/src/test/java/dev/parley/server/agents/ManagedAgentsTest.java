@@ -1,0 +1,221 @@
+package dev.parley.server.agents;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.server.it.HubFixture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static dev.parley.server.it.HubFixture.assertError;
+import static dev.parley.server.it.HubFixture.obj;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Managed agents with the reference runner, real processes on a real hub: the smallest spec
+ * runs as written, woken by its mail; concurrent sends are each answered once; an idle agent
+ * stops and wakes again; failures are settled and logged; bad specs are refused whole.
+ */
+class ManagedAgentsTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    /** The smallest useful spec, exactly as issue 12 writes it. */
+    private static final String UPPER = """
+            id: upper
+            runner: command            # the reference runner: one process per envelope, text on stdin, stdout is the reply
+            command: [sh, -c, "tr a-z A-Z"]
+            wake: on-message
+            idleTimeout: 20s
+            """;
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void theSmallestSpecRunsAsWrittenAndAnswersEachOfManyConcurrentSendsOnce() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"), HubFixture::unthrottled)) {
+            String lead = hub.createNode("lead", null);
+            HubFixture.Resp started = hub.post(lead, "/v1/agents", obj("spec", UPPER));
+            assertEquals(201, started.status(), started::toString);
+            assertEquals(List.of("upper", "lead", "command", "on-message", "idle", "20000"), List.of(
+                    started.text("id"), started.text("parent"), started.text("runner"), started.text("wake"),
+                    started.text("state"), started.text("idleTimeoutMs")), started::toString);
+            assertEquals("managed", hub.get(hub.admin(), "/v1/nodes/upper").text("kind"));
+
+            String first = hub.sendOk(lead, "upper", "hello").text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + first).text("state")));
+            assertEquals("HELLO", reply(hub, lead, first).get("text").asText());
+            assertEquals("running", hub.get(lead, "/v1/agents/upper").text("state"), "within its idle timeout");
+
+            // Many senders at once, while the agent works: each envelope answered once, with its own text.
+            List<String> sent = Collections.synchronizedList(new ArrayList<>());
+            List<Thread> senders = new ArrayList<>();
+            for (int s = 0; s < 4; s++) {
+                int n = s;
+                senders.add(Thread.ofVirtual().start(() -> {
+                    for (int i = 0; i < 5; i++) {
+                        sent.add(hub.sendOk(lead, "upper", "job " + n + "-" + i).text("id"));
+                    }
+                }));
+            }
+            for (Thread t : senders) {
+                t.join();
+            }
+            await().atMost(WAIT).until(() -> replies(hub, lead).size() == 21);
+            Map<String, String> answers = new ConcurrentHashMap<>();
+            for (JsonNode reply : replies(hub, lead)) {
+                assertEquals(null, answers.put(reply.get("corrId").asText(), reply.get("text").asText()),
+                        "one reply per envelope");
+            }
+            for (String id : sent) {
+                String text = hub.get(lead, "/v1/messages/" + id).get("envelope").get("text").asText();
+                assertEquals(text.toUpperCase(java.util.Locale.ROOT), answers.get(id));
+            }
+            // counted once the worker is done with each, just after its reply commits
+            await().atMost(WAIT).until(() -> hub.get(lead, "/v1/agents/upper").json().get("settled").asInt() == 21);
+        }
+    }
+
+    @Test
+    void anIdleAgentStopsAndTheNextEnvelopeWakesItAgain() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+                    id: echo
+                    command: [cat]
+                    idleTimeout: 1s
+                    """)).status());
+            String one = hub.sendOk(lead, "echo", "one").text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + one).text("state")));
+            await().atMost(WAIT).until(() -> "idle".equals(hub.get(lead, "/v1/agents/echo").text("state")));
+            assertTrue(hub.get(lead, "/v1/agents/echo/logs").body().contains("idle for 1s"));
+            String two = hub.sendOk(lead, "echo", "two").text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + two).text("state")));
+            assertEquals("two", reply(hub, lead, two).get("text").asText());
+        }
+    }
+
+    @Test
+    void aFailingCommandFailsItsEnvelopeWithTheReasonAndLogsItsStderr() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+                    id: grumpy
+                    command: [sh, -c, "echo oops >&2; exit 3"]
+                    """)).status());
+            String id = hub.sendOk(lead, "grumpy", "please").text("id");
+            await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
+            assertTrue(hub.get(lead, "/v1/messages/" + id).get("timeline").toString()
+                    .contains("the command exited with status 3"));
+            String log = hub.get(lead, "/v1/agents/grumpy/logs").body();
+            assertTrue(log.contains("oops") && log.contains("exited with status 3"), log);
+
+            // A program that cannot be started fails the agent: no spinning, nothing woken until a restart.
+            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+                    id: ghost
+                    command: [/nonexistent/program]
+                    """)).status());
+            String lost = hub.sendOk(lead, "ghost", "anyone?").text("id");
+            await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/agents/ghost").text("state")));
+            assertTrue(hub.get(lead, "/v1/agents/ghost").text("failure").contains("cannot start /nonexistent/program"));
+            assertEquals("failed", hub.get(lead, "/v1/messages/" + lost).text("state"));
+            assertEquals("idle", hub.post(lead, "/v1/agents/ghost/restart", obj()).text("state"));
+        }
+    }
+
+    @Test
+    void anEnvelopeTheHubStoppedUnderIsTakenAgainAfterItsRestart() {
+        Path data = tmp.resolve("hub");
+        String lead;
+        String id;
+        try (HubFixture hub = HubFixture.start(data)) {
+            lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+                    id: slow
+                    command: [sh, -c, "if [ -e started ]; then tr a-z A-Z; else touch started; exec sleep 601; fi"]
+                    workdir: %s
+                    """.formatted(tmp))).status());
+            id = hub.sendOk(lead, "slow", "patience").text("id");
+            await().atMost(WAIT).until(() -> Files.exists(tmp.resolve("started")));
+        } // the hub stops with the command in flight; the envelope is not settled
+        assertTrue(ProcessHandle.allProcesses().noneMatch(p -> p.info().commandLine().orElse("").contains("sleep 601")),
+                "the hub left no command behind");
+        try (HubFixture hub = HubFixture.start(data)) {
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
+            assertEquals("PATIENCE", reply(hub, lead, id).get("text").asText());
+        }
+    }
+
+    @Test
+    void aStoppedAgentStaysStoppedAcrossAHubRestartUntilRestarted() {
+        Path data = tmp.resolve("hub");
+        String lead;
+        String id;
+        try (HubFixture hub = HubFixture.start(data)) {
+            lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", UPPER)).status());
+            assertEquals("stopped", hub.post(lead, "/v1/agents/upper/stop", obj()).text("state"));
+            id = hub.sendOk(lead, "upper", "wait for me").text("id");
+            assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.stop").body().contains("upper"));
+        }
+        try (HubFixture hub = HubFixture.start(data)) {
+            assertEquals("stopped", hub.get(lead, "/v1/agents/upper").text("state"));
+            assertEquals("accepted", hub.get(lead, "/v1/messages/" + id).text("state"), "nothing ran it");
+            assertEquals("running", hub.post(lead, "/v1/agents/upper/restart", obj()).text("state"),
+                    "woken at once: mail waits for it");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
+            assertEquals("WAIT FOR ME", reply(hub, lead, id).get("text").asText());
+        }
+    }
+
+    @Test
+    void badSpecsAreRefusedWithTheFieldAndWhyAndCreateNothing() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            Map<String, String> refused = Map.of(
+                    "id: a1\ncomand: [cat]\n", "unknown field 'comand'",
+                    "id: a2\n", "command: required",
+                    "id: a3\ncommand: cat\n", "command: a list",
+                    "id: a4\ncommand: [cat]\nidleTimeout: soon\n", "idleTimeout: 'soon' is not a duration",
+                    "id: a5\ncommand: [cat]\nrunner: process\n", "runner: process",
+                    "id: a6\ncommand: [cat]\nenv: {1X: y}\n", "env: 1X is not a variable name",
+                    "id: a7\ncommand: [cat]\nenv: {KEY: {value: x}}\n", "{file: path} is the only form of a secret",
+                    "id: a8\ncommand: [cat]\nwake: sometimes\n", "wake: one of always, on-message",
+                    "command: [cat]\n", "id: required",
+                    "id: [a9\n", "not YAML");
+            refused.forEach((spec, why) -> {
+                HubFixture.Resp r = assertError(hub.post(lead, "/v1/agents", obj("spec", spec)), 400, "invalid_spec");
+                assertTrue(r.text("message").contains(why), () -> spec + " -> " + r);
+            });
+            for (int i = 1; i <= 8; i++) {
+                assertEquals(404, hub.get(hub.admin(), "/v1/nodes/a" + i).status(), "nothing created for a" + i);
+            }
+            assertEquals(0, hub.get(lead, "/v1/agents").json().get("items").size());
+            // Another node sees neither the agent nor its log.
+            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", UPPER)).status());
+            String other = hub.createNode("other", null);
+            assertError(hub.get(other, "/v1/agents/upper"), 404, "node_not_found");
+            assertError(hub.get(other, "/v1/agents/upper/logs"), 404, "node_not_found");
+            assertEquals(0, hub.get(other, "/v1/agents").json().get("items").size());
+            assertEquals(1, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
+            assertTrue(hub.get(lead, "/v1/agents/upper/spec").body().contains("tr a-z A-Z"));
+        }
+    }
+
+    private static List<JsonNode> replies(HubFixture hub, String token) {
+        return hub.inbox(token).stream().filter(e -> "reply".equals(e.get("kind").asText())).toList();
+    }
+
+    private static JsonNode reply(HubFixture hub, String token, String original) {
+        return replies(hub, token).stream().filter(e -> original.equals(e.get("corrId").asText())).findFirst()
+                .orElseThrow(() -> new AssertionError("no reply to " + original));
+    }
+}

@@ -1,0 +1,10 @@
+-- Managed agents: the spec of each managed node, as its creator wrote it (YAML). Secrets are
+-- never in it: a spec names them by file. Written with its node, in one transaction.
+-- stopped_at: stopped by its parent or the admin, and so not run again, across hub restarts,
+-- until restarted.
+CREATE TABLE agents (
+    id         TEXT PRIMARY KEY REFERENCES nodes (id),
+    spec       TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    stopped_at INTEGER
+);
