@@ -71,12 +71,14 @@ class CliDeliveryTest {
         Path spec = data.resolve("upper.yaml");
         java.nio.file.Files.writeString(spec, """
                 id: upper
+                parent: lead
                 runner: command
                 command: [sh, -c, "tr a-z A-Z"]
                 wake: on-message
                 idleTimeout: 20s
                 """);
-        CliRun started = parley(as(hub, lead, "agent", "start", "--spec", spec.toString()));
+        assertFailure(parley(as(hub, lead, "agent", "start", "--spec", spec.toString())), 5, "forbidden");
+        CliRun started = parley(as(hub, admin, "agent", "start", "--spec", spec.toString()));
         assertEquals(0, started.exit, started::describe);
         assertTrue(started.out().contains("upper") && started.out().contains("on-message"), started::describe);
 
@@ -85,15 +87,15 @@ class CliDeliveryTest {
 
         JsonNode listed = parley(as(hub, lead, "agent", "list", "--json")).json();
         assertEquals("upper", listed.at("/items/0/id").asText(), listed::toString);
-        assertEquals("running", listed.at("/items/0/state").asText(), listed::toString);
+        assertEquals("on-message", listed.at("/items/0/wake").asText(), listed::toString);
         assertTrue(parley(as(hub, lead, "agent", "spec", "upper")).out().contains("tr a-z A-Z"));
         CliRun stopped = parley(as(hub, lead, "agent", "stop", "upper"));
         assertTrue(stopped.out().contains("stopped"), stopped::describe);
         assertTrue(parley(as(hub, lead, "agent", "logs", "upper")).exit == 0);
 
         java.nio.file.Files.writeString(spec, "id: typo\ncomand: [cat]\n");
-        assertFailure(parley(as(hub, lead, "agent", "start", "--spec", spec.toString())), 1, "invalid_spec");
-        assertFailure(parley(as(hub, lead, "agent", "start", "--spec", data.resolve("missing.yaml").toString())), 1,
+        assertFailure(parley(as(hub, admin, "agent", "start", "--spec", spec.toString())), 1, "invalid_spec");
+        assertFailure(parley(as(hub, admin, "agent", "start", "--spec", data.resolve("missing.yaml").toString())), 1,
                 "invalid_spec");
     }
 

@@ -16,6 +16,9 @@ public interface AgentStore {
     /** Records that the agent was stopped ({@code at}) or restarted (empty), with the audit entry of it. */
     void stopped(NodeId id, Optional<Instant> at, AuditEntry audit);
 
+    /** The agent {@code id}, unless its node was deleted. */
+    Optional<Stored> agent(NodeId id);
+
     /** Every agent whose node is not deleted, by id. */
     Map<NodeId, Stored> agents();
 }

@@ -6,27 +6,38 @@ import java.util.Optional;
 
 /**
  * Managed agents as the graph and the audit log see them: starting one creates its node (kind
- * {@code managed}, the caller its parent, the depth policy applying) with its spec in one
- * transaction; the admin and the agent's parent may look at it, stop and restart it, each
- * audited. Running it is the runtime's.
+ * {@code managed}, under the parent its spec names, the depth policy applying) with its spec in
+ * one transaction; the admin and the agent's parent may look at it, stop and restart it, each
+ * audited. Only the admin starts agents: an agent's command runs on the hub's host, as the hub's
+ * user, which no node's token may reach. Running it is the runtime's.
  */
 public final class Agents {
     private final Graph graph;
     private final Registry registry;
     private final AgentStore store;
+    private final EventStore audit;
     private final PolicyRules rules;
     private final InstantSource clock;
 
-    public Agents(Graph graph, Registry registry, AgentStore store, PolicyRules rules, InstantSource clock) {
+    /** {@code audit} records refusals that write nothing else. */
+    public Agents(Graph graph, Registry registry, AgentStore store, EventStore audit, PolicyRules rules,
+                  InstantSource clock) {
         this.graph = graph;
         this.registry = registry;
         this.store = store;
+        this.audit = audit;
         this.rules = rules;
         this.clock = clock;
     }
 
-    /** Creates the agent's node with its spec ({@code text}, as written); answers the spec with the parent its node got. */
+    /** Creates the agent's node with its spec ({@code text}, as written); answers the spec as its node has it. */
     public AgentSpec start(Principal caller, AgentSpec spec, String text) {
+        if (!(caller instanceof Principal.Admin)) {
+            audit.audit(Actor.of(caller, "agent.start", clock.instant()).deny(spec.id().value(),
+                    "only the admin starts agents", rules.version()));
+            throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin starts agents: an agent's command runs"
+                    + " on the hub's host as the hub's user");
+        }
         CreatedNode created = registry.create(caller, new NewNode(spec.id(), NodeKind.MANAGED, spec.parent(), Map.of()),
                 (node, tokenHash, audit) -> store.createAgent(node, tokenHash, audit, text));
         return spec.withParent(created.node().parent());
@@ -61,7 +72,7 @@ public final class Agents {
     /** The agent's spec as its creator wrote it (secrets in it only as file names). */
     public String spec(Principal caller, NodeId id) {
         visible(caller, id);
-        return Optional.ofNullable(store.agents().get(id)).map(AgentStore.Stored::spec)
+        return store.agent(id).map(AgentStore.Stored::spec)
                 .orElseThrow(() -> new ParleyException(ErrorCode.NODE_NOT_FOUND, "agent " + id + " does not exist"));
     }
 

@@ -248,12 +248,13 @@ public final class Hub implements AutoCloseable {
             new DeadLetterRoutes(new DeadLetters(deliveries, livePolicy, clock, redriven -> {
                 feeds.redeliver(redriven);
                 dispatcher.wake();
+                agents.committed(redriven); // a managed agent takes it again
             })).register(routes);
             new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids, federation), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, feeds, metrics).register(routes);
-            new AgentRoutes(new Agents(graph, registry, agentSpecs, livePolicy, clock), agents).register(routes);
+            new AgentRoutes(new Agents(graph, registry, agentSpecs, store, livePolicy, clock), agents).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));

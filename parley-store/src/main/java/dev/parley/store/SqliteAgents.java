@@ -47,11 +47,23 @@ public final class SqliteAgents implements AgentStore {
     }
 
     @Override
+    public Optional<Stored> agent(NodeId id) {
+        return Optional.ofNullable(select(Optional.of(id)).get(id));
+    }
+
+    @Override
     public Map<NodeId, Stored> agents() {
+        return select(Optional.empty());
+    }
+
+    /** The agents whose nodes are not deleted: {@code only} that one, or all. */
+    private Map<NodeId, Stored> select(Optional<NodeId> only) {
         return readers.read(s -> {
+            var select = s.get("SELECT a.id, a.spec, a.stopped_at FROM agents a JOIN nodes n ON n.id = a.id"
+                    + " WHERE n.deleted_at IS NULL AND (?1 IS NULL OR a.id = ?1) ORDER BY a.id");
+            select.setString(1, only.map(NodeId::value).orElse(null));
             Map<NodeId, Stored> out = new LinkedHashMap<>();
-            try (var rs = s.get("SELECT a.id, a.spec, a.stopped_at FROM agents a JOIN nodes n ON n.id = a.id"
-                    + " WHERE n.deleted_at IS NULL ORDER BY a.id").executeQuery()) {
+            try (var rs = select.executeQuery()) {
                 while (rs.next()) {
                     out.put(new NodeId(rs.getString(1)), new Stored(rs.getString(2), Rows.optionalMillis(rs, 3)));
                 }

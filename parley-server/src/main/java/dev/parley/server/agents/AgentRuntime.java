@@ -3,6 +3,7 @@ package dev.parley.server.agents;
 import dev.parley.core.AgentSpec;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
 import dev.parley.core.Graph;
 import dev.parley.core.JsonText;
@@ -23,16 +24,25 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.InstantSource;
+import java.util.ArrayDeque;
 import java.util.Comparator;
+import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Future;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -41,21 +51,29 @@ import java.util.logging.Logger;
  * process per envelope, the envelope's text on its stdin, its stdout the reply. An agent's
  * worker takes the envelopes of its inbox that are not settled, one at a time in inbox order;
  * each ends replied (stdout), processed (no output) or failed (an exit status, a timeout), so
- * what a crash interrupts is taken again after the restart and nothing settled is taken
- * twice. A {@code wake: on-message} agent has no worker until an envelope commits for it and
- * loses it after its idle timeout with nothing left; {@code wake: always} keeps it. The
- * worker acts as the agent's node ({@link Principal.Caller}) through the same routes and
- * policy as any node.
+ * what a stop or a crash interrupts is taken again later and nothing settled is taken twice.
+ * A {@code wake: on-message} agent has no worker until an envelope commits for it and loses
+ * it after its idle timeout with nothing left; {@code wake: always} keeps it. The worker acts
+ * as the agent's node ({@link Principal.Caller}) through the same routes and policy as any
+ * node.
+ *
+ * <p>{@link #committed} runs on the store's writer thread: waking an agent takes no lock
+ * and never waits. A worker that ends re-checks for mail after it has let go, so a wake that
+ * came while it was ending is never lost.
  */
 public final class AgentRuntime implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(AgentRuntime.class.getName());
     /** Most bytes of a command's stdout taken as its reply; more fails the envelope. */
     static final int MAX_REPLY_BYTES = 256 * 1024;
-    /** An agent's log is rotated (one old file kept) past this size. */
+    /** An agent's log is rotated (one old file kept) past this size; a command's stderr is cut there. */
     static final long MAX_LOG_BYTES = 1024 * 1024;
+    /** Most commands running at once on this hub, all agents together; the others wait their turn. */
+    static final int MAX_RUNNING = 16;
+    /** How often a worker with nothing to do looks whether its node still exists. */
+    private static final long LOOK_MS = 60_000;
     private static final int PAGE = 16;
     /** What a command inherits of the hub's environment: nothing else (no tokens, no keys). */
-    private static final List<String> INHERITED = List.of("PATH", "HOME", "LANG", "TZ", "TMPDIR");
+    private static final List<String> INHERITED = List.of("PATH", "LANG", "TZ");
 
     /** An agent's state as the API shows it. */
     public enum State {
@@ -65,7 +83,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         RUNNING,
         /** Stopped by its parent or the admin: nothing wakes it until it is restarted. */
         STOPPED,
-        /** Its command cannot be started: nothing wakes it until it is restarted. */
+        /** Its command cannot be started: nothing wakes it until it is restarted (or the hub restarts). */
         FAILED;
 
         public String wire() {
@@ -81,17 +99,20 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private final EventStore store;
     private final Router router;
     private final Messages messages;
-    private final Path logs;
+    private final Path home;
     private final InstantSource clock;
+    private final Semaphore commands = new Semaphore(MAX_RUNNING);
     private final Map<NodeId, Agent> agents = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Path logs, InstantSource clock) {
+    /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
+    public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Path home,
+                        InstantSource clock) {
         this.graph = graph;
         this.store = store;
         this.router = router;
         this.messages = messages;
-        this.logs = logs;
+        this.home = home;
         this.clock = clock;
     }
 
@@ -103,15 +124,15 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         Agent agent = new Agent(spec);
         agents.put(spec.id(), agent);
         if (stopped) {
-            agent.halt(State.STOPPED, Optional.empty());
+            agent.state.set(State.STOPPED);
         } else {
             agent.resume();
         }
     }
 
-    /** An agent this runtime runs (one the caller was allowed to see). */
-    public View view(NodeId id) {
-        return agents.get(id).view();
+    /** The agent, if this runtime runs it (a node of another gateway, or one whose spec no longer holds, it does not). */
+    public Optional<View> view(NodeId id) {
+        return Optional.ofNullable(agents.get(id)).map(Agent::view);
     }
 
     public List<View> views() {
@@ -119,33 +140,55 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 .sorted(Comparator.comparing(v -> v.spec().id().value())).toList();
     }
 
-    /** Stops the agent's worker (and the command it runs); nothing wakes it until {@link #restart}. */
-    public View stop(NodeId id) {
+    /**
+     * Stops the agent's worker and the command it runs, after {@code record} (which writes the
+     * stop down); nothing wakes it until {@link #restart}. A stop and a restart of one agent
+     * take turns.
+     */
+    public View stop(NodeId id, Runnable record) {
         Agent agent = agents.get(id);
-        agent.halt(State.STOPPED, Optional.empty());
-        return agent.view();
+        agent.control.lock();
+        try {
+            record.run();
+            agent.halt(State.STOPPED, Optional.empty());
+            return agent.view();
+        } finally {
+            agent.control.unlock();
+        }
     }
 
-    /** Clears a stop or a failure and runs the agent as its wake says. */
-    public View restart(NodeId id) {
+    /** Clears a stop or a failure, after {@code record}, and runs the agent as its wake says. */
+    public View restart(NodeId id, Runnable record) {
         Agent agent = agents.get(id);
-        agent.halt(State.STOPPED, Optional.empty());
-        agent.resume();
-        return agent.view();
+        agent.control.lock();
+        try {
+            record.run();
+            agent.halt(State.STOPPED, Optional.empty());
+            agent.resume();
+            return agent.view();
+        } finally {
+            agent.control.unlock();
+        }
     }
 
     /** The last {@code lines} lines of the agent's log (its commands' stderr and the runner's notes). */
     public List<String> log(NodeId id, int lines) {
-        Path file = logs.resolve(id.value() + ".log");
+        Path file = home.resolve(id.value() + ".log");
         if (!Files.exists(file)) {
             return List.of();
         }
-        try {
-            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
-            return List.copyOf(all.subList(Math.max(0, all.size() - lines), all.size()));
+        Deque<String> last = new ArrayDeque<>(lines);
+        try (var reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) { // at most MAX_LOG_BYTES and a run
+            for (String line; (line = reader.readLine()) != null; ) {
+                if (last.size() == lines) {
+                    last.removeFirst();
+                }
+                last.addLast(line);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("reading the log of agent " + id, e);
         }
+        return List.copyOf(last);
     }
 
     @Override
@@ -159,61 +202,71 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        agents.values().forEach(a -> a.halt(State.STOPPED, Optional.empty()));
+        agents.values().forEach(a -> a.halt(a.state.get(), a.failure));
     }
 
-    /** One managed agent: its spec, its worker while it has one, and the process that worker runs. */
+    /** One managed agent: its spec, its worker while it has one, and the command that worker runs. */
     private final class Agent {
         private final AgentSpec spec;
         private final Principal caller;
         private final Path log;
+        private final Path workdir;
         private final Semaphore mail = new Semaphore(0);
-        private State state = State.IDLE;
-        private Optional<String> failure = Optional.empty();
-        private Thread worker;
-        private Process running;
-        private long settled;
+        private final AtomicReference<State> state = new AtomicReference<>(State.IDLE);
+        /** Whether a worker is on; set by whoever starts one, cleared by the worker as it ends. */
+        private final AtomicBoolean working = new AtomicBoolean();
+        private final AtomicLong settled = new AtomicLong();
+        /** Stop and restart of this agent, in turn. */
+        private final ReentrantLock control = new ReentrantLock();
+        private volatile Optional<String> failure = Optional.empty();
+        private volatile Thread worker;
+        private volatile Process running;
 
         Agent(AgentSpec spec) {
             this.spec = spec;
             this.caller = new Principal.Caller(spec.id());
-            this.log = logs.resolve(spec.id().value() + ".log");
+            this.log = home.resolve(spec.id().value() + ".log");
+            this.workdir = spec.workdir().map(Path::of).orElse(home.resolve(spec.id().value()));
         }
 
-        synchronized View view() {
-            return new View(spec, state, failure, settled);
+        View view() {
+            return new View(spec, state.get(), failure, settled.get());
         }
 
-        /** Mail for the agent: its worker takes it, or one is started unless the agent is stopped or failed. */
-        synchronized void wake() {
+        /** Mail for the agent: its worker takes it, or one starts unless the agent is stopped or failed. Never waits. */
+        void wake() {
             mail.release();
-            if (worker == null && !closed && (state == State.IDLE || state == State.RUNNING)) {
-                state = State.RUNNING;
+            if (closed || working.get()) {
+                return;
+            }
+            if ((state.compareAndSet(State.IDLE, State.RUNNING) || state.get() == State.RUNNING)
+                    && working.compareAndSet(false, true)) {
                 worker = Thread.ofVirtual().name("parley-agent-" + spec.id()).start(this::work);
             }
         }
 
-        synchronized void resume() {
-            state = State.IDLE;
+        /** Runs the agent again as its wake says (after a stop, a failure, or at the hub's start). */
+        void resume() {
             failure = Optional.empty();
+            state.set(State.IDLE);
             if (spec.wake() == AgentSpec.Wake.ALWAYS || !store.unackedAfter(spec.id(), 0, 1).isEmpty()) {
-                wake();
+                wake(); // also seen by a worker still ending, which then goes on
             }
         }
 
-        /** Ends the worker, and the command it runs, leaving the agent in {@code to}. */
+        /** Ends the worker and the command it runs, leaving the agent in {@code to}; waits for both. */
         void halt(State to, Optional<String> why) {
-            Thread stopping;
-            synchronized (this) {
-                state = to;
-                failure = why;
-                stopping = worker;
-                if (running != null) {
-                    destroy(running);
-                }
-            }
+            failure = why;
+            state.set(to);
+            Thread stopping = worker;
+            Process command = running;
             if (stopping != null && stopping != Thread.currentThread()) {
                 stopping.interrupt();
+            }
+            if (command != null) {
+                destroy(command);
+            }
+            if (stopping != null && stopping != Thread.currentThread()) {
                 try {
                     stopping.join(10_000);
                 } catch (InterruptedException e) {
@@ -222,56 +275,46 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             }
         }
 
-        /** With no mail since the last look, the worker ends (an idle on-message agent); answers whether it did. */
-        private synchronized boolean quiet() {
-            if (mail.availablePermits() > 0) {
-                return false;
-            }
-            worker = null;
-            if (state == State.RUNNING) {
-                state = State.IDLE;
-            }
-            return true;
-        }
-
-        private synchronized boolean active() {
-            return state == State.RUNNING && !closed && graph.node(spec.id()).isPresent();
+        private boolean active() {
+            return state.get() == State.RUNNING && !closed && graph.node(spec.id()).isPresent();
         }
 
         private void work() {
-            long after = 0; // past envelopes this worker could not settle (the store failing): taken on the next wake
             try {
                 while (active()) {
                     mail.drainPermits();
-                    List<Envelope> pending = store.unackedAfter(spec.id(), after, PAGE);
-                    for (Envelope envelope : pending) {
-                        if (!active()) {
+                    long after = 0; // past envelopes this pass could not settle (the store failing); the next pass retries them
+                    for (List<Envelope> page; active() && !(page = store.unackedAfter(spec.id(), after, PAGE)).isEmpty(); ) {
+                        for (Envelope envelope : page) {
+                            if (!active()) {
+                                return;
+                            }
+                            take(envelope);
+                            after = envelope.seq();
+                        }
+                    }
+                    long wait = spec.wake() == AgentSpec.Wake.ALWAYS ? LOOK_MS
+                            : Math.min(LOOK_MS, spec.idleTimeout().toMillis());
+                    long idleSince = System.nanoTime();
+                    boolean more = false;
+                    while (!more && active()) {
+                        more = mail.tryAcquire(wait, TimeUnit.MILLISECONDS);
+                        if (!more && spec.wake() == AgentSpec.Wake.ON_MESSAGE
+                                && System.nanoTime() - idleSince >= spec.idleTimeout().toNanos()) {
+                            if (state.compareAndSet(State.RUNNING, State.IDLE)) {
+                                note("idle for " + spec.idleTimeout().toSeconds() + "s: stopped until the next envelope");
+                            }
                             return;
                         }
-                        take(envelope);
-                        after = envelope.seq();
-                    }
-                    if (!pending.isEmpty()) {
-                        continue;
-                    }
-                    boolean more = spec.wake() == AgentSpec.Wake.ALWAYS
-                            ? mail.tryAcquire(Long.MAX_VALUE, TimeUnit.MILLISECONDS)
-                            : mail.tryAcquire(spec.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
-                    if (!more && quiet()) {
-                        note("idle for " + spec.idleTimeout().toSeconds() + "s: stopped until the next envelope");
-                        return;
                     }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
-                synchronized (this) {
-                    if (worker == Thread.currentThread()) {
-                        worker = null;
-                        if (state == State.RUNNING) {
-                            state = State.IDLE;
-                        }
-                    }
+                worker = null;
+                working.set(false);
+                if (mail.availablePermits() > 0) {
+                    wake(); // a wake that came while this worker was ending
                 }
             }
         }
@@ -283,18 +326,21 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     note("hub notice " + envelope.kind() + ": " + envelope.text().orElse(""));
                     messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
                 } else {
-                    settle(envelope, run(envelope));
+                    Outcome outcome = run(envelope);
+                    if (!active()) {
+                        return; // stopped under it: the envelope stays for the next run
+                    }
+                    settle(envelope, outcome);
                 }
-                synchronized (this) {
-                    settled++;
-                }
+                settled.incrementAndGet();
             } catch (CannotStart e) {
-                note("cannot start " + spec.command().getFirst() + ": " + e.getMessage());
+                String why = "cannot start " + spec.command().getFirst() + ": " + e.getMessage();
+                note(why);
                 fail(envelope, "the agent's command cannot be started");
-                halt(State.FAILED, Optional.of("cannot start " + spec.command().getFirst() + ": " + e.getMessage()));
+                halt(State.FAILED, Optional.of(why));
             } catch (ParleyException | UncheckedIOException e) {
                 LOG.log(Level.WARNING, "agent " + spec.id() + " could not settle envelope " + envelope.id()
-                        + "; it is taken again on the agent's next wake", e);
+                        + "; it is taken again on its next pass", e);
             }
         }
 
@@ -306,8 +352,11 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     try {
                         router.reply(caller, envelope.id(), new Payload(Optional.of(output.text()), Optional.empty(),
                                 Optional.empty(), envelope.threadId(), Optional.empty(), Map.of()));
-                    } catch (ParleyException refused) {
-                        fail(envelope, "the reply was refused: " + refused.getMessage());
+                    } catch (ParleyException e) {
+                        if (e.code().status() >= 500) {
+                            throw e; // the hub failing, not a refusal: the envelope stays for the next pass
+                        }
+                        fail(envelope, "the reply was refused: " + e.getMessage());
                     }
                 }
                 case Outcome.Failed failed -> fail(envelope, failed.why());
@@ -320,12 +369,13 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
 
         private Outcome run(Envelope envelope) throws InterruptedException, CannotStart {
-            ProcessBuilder builder = new ProcessBuilder(spec.command());
-            spec.workdir().map(Path::of).map(Path::toFile).ifPresent(builder::directory);
+            ProcessBuilder builder = new ProcessBuilder(spec.command()).directory(workdir.toFile())
+                    .redirectError(ProcessBuilder.Redirect.PIPE);
             Map<String, String> env = builder.environment();
             Map<String, String> hub = Map.copyOf(env);
             env.clear();
             INHERITED.forEach(name -> Optional.ofNullable(hub.get(name)).ifPresent(v -> env.put(name, v)));
+            env.put("HOME", workdir.toString());
             for (var e : spec.env().entrySet()) {
                 switch (e.getValue()) {
                     case AgentSpec.EnvValue.Text text -> env.put(e.getKey(), text.value());
@@ -341,58 +391,74 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             env.put("PARLEY_AGENT", spec.id().value());
             env.put("PARLEY_ENVELOPE", envelope.id());
             env.put("PARLEY_FROM", envelope.from().value());
-            Process process;
-            synchronized (this) {
-                if (!active()) {
-                    throw new InterruptedException("stopped");
-                }
-                try {
-                    rotateLog();
-                    builder.redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
-                    process = builder.start();
-                } catch (IOException e) {
-                    throw new CannotStart(e.getMessage());
-                }
-                running = process;
-            }
+            commands.acquire();
+            Process process = null;
+            CompletableFuture<byte[]> err = null;
             try {
-                Future<byte[]> out = read(process.getInputStream());
+                rotateLog();
+                Files.createDirectories(workdir);
+                process = builder.start();
+                running = process;
+                if (!active()) {
+                    return new Outcome.Failed("stopped");
+                }
+                long deadline = System.nanoTime() + spec.timeout().toNanos();
+                CompletableFuture<byte[]> out = read(process.getInputStream(), MAX_REPLY_BYTES + 1);
+                err = read(process.getErrorStream(), MAX_LOG_BYTES);
                 byte[] prompt = prompt(envelope);
-                Thread.ofVirtual().start(() -> write(process.getOutputStream(), prompt)); // a command may not read it all
-                if (!process.waitFor(spec.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                    destroy(process);
+                Process started = process;
+                Thread.ofVirtual().start(() -> write(started.getOutputStream(), prompt)); // it may not read it all
+                if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
                     return new Outcome.Failed("timed out after " + spec.timeout().toSeconds() + "s");
                 }
-                byte[] stdout = out.get();
+                // What it started may hold stdout open after it exited: the deadline holds for that too.
+                byte[] stdout = out.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 if (stdout.length > MAX_REPLY_BYTES) {
                     return new Outcome.Failed("the command wrote more than " + MAX_REPLY_BYTES + " bytes");
                 }
                 return process.exitValue() == 0
                         ? new Outcome.Output(new String(stdout, StandardCharsets.UTF_8).stripTrailing())
                         : new Outcome.Failed("the command exited with status " + process.exitValue());
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (IOException e) {
+                if (process == null) {
+                    throw new CannotStart(e.getMessage());
+                }
+                return new Outcome.Failed("its output could not be read");
+            } catch (TimeoutException e) {
+                return new Outcome.Failed("timed out after " + spec.timeout().toSeconds() + "s");
+            } catch (ExecutionException e) {
                 return new Outcome.Failed("its output could not be read");
             } finally {
-                destroy(process);
-                synchronized (this) {
-                    running = null;
+                if (process != null) {
+                    destroy(process);
+                }
+                running = null;
+                commands.release();
+                if (err != null) {
+                    appendLog(stderr(err));
                 }
             }
         }
 
         private void note(String line) {
+            appendLog(("[parley " + clock.instant() + "] " + line.replace('\n', ' ') + "\n")
+                    .getBytes(StandardCharsets.UTF_8));
+        }
+
+        private synchronized void appendLog(byte[] bytes) {
+            if (bytes.length == 0) {
+                return;
+            }
             try {
                 rotateLog();
-                Files.writeString(log, "[parley " + clock.instant() + "] " + line + "\n",
-                        StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
-                        java.nio.file.StandardOpenOption.APPEND);
+                Files.write(log, bytes, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "agent " + spec.id() + ": " + line + " (its log cannot be written)", e);
+                LOG.log(Level.WARNING, "agent " + spec.id() + ": its log cannot be written", e);
             }
         }
 
         private synchronized void rotateLog() throws IOException {
-            Files.createDirectories(logs);
+            Files.createDirectories(home);
             if (Files.exists(log) && Files.size(log) > MAX_LOG_BYTES) {
                 Files.move(log, log.resolveSibling(log.getFileName() + ".1"), StandardCopyOption.REPLACE_EXISTING);
             }
@@ -421,17 +487,15 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 .getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Reads a stream to its end on its own thread, keeping at most one byte past the reply limit. */
-    private static Future<byte[]> read(InputStream in) {
-        var future = new java.util.concurrent.CompletableFuture<byte[]>();
+    /** Reads a stream to its end on its own thread, keeping at most {@code keep} bytes of it. */
+    private static CompletableFuture<byte[]> read(InputStream in, long keep) {
+        var future = new CompletableFuture<byte[]>();
         Thread.ofVirtual().start(() -> {
             try (in) {
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
                 byte[] buffer = new byte[8192];
                 for (int n; (n = in.read(buffer)) >= 0; ) {
-                    if (out.size() <= MAX_REPLY_BYTES) {
-                        out.write(buffer, 0, Math.min(n, MAX_REPLY_BYTES + 1 - out.size()));
-                    }
+                    out.write(buffer, 0, (int) Math.min(n, Math.max(0, keep - out.size())));
                 }
                 future.complete(out.toByteArray());
             } catch (IOException e) {
@@ -439,6 +503,18 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             }
         });
         return future;
+    }
+
+    /** What a command wrote to stderr, once it is gone (its pipe closes with it); nothing if it cannot be had. */
+    private static byte[] stderr(CompletableFuture<byte[]> err) {
+        try {
+            return err.get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return err.getNow(new byte[0]);
+        } catch (ExecutionException | TimeoutException e) {
+            return err.getNow(new byte[0]);
+        }
     }
 
     /** Writes the prompt and closes stdin; a command that exits without reading it is no error. */
@@ -462,7 +538,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOG.log(Level.WARNING, "a command's process did not end within 5 s of SIGKILL", e);
         }
     }

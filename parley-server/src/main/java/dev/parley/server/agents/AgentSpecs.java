@@ -34,7 +34,7 @@ public final class AgentSpecs {
 
     /** The spec {@code text} holds; {@code invalid_spec} saying which field and why when it holds none. */
     public static AgentSpec parse(String text) {
-        if (text.length() > MAX_BYTES) {
+        if (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_BYTES) {
             throw AgentSpec.invalid("a spec is at most " + MAX_BYTES + " bytes");
         }
         JsonNode root;

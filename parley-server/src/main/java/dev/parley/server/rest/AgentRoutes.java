@@ -5,6 +5,7 @@ import dev.parley.core.AgentSpec;
 import dev.parley.core.Agents;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
 import dev.parley.server.agents.AgentRuntime;
 import dev.parley.server.agents.AgentSpecs;
@@ -32,7 +33,7 @@ public final class AgentRoutes {
     public void register(Routes routes) {
         routes.post("/v1/agents", this::start)
                 .get("/v1/agents", this::list)
-                .get("/v1/agents/{id}", ex -> ex.json(200, view(runtime.view(visible(ex)))))
+                .get("/v1/agents/{id}", ex -> ex.json(200, view(run(visible(ex)))))
                 .get("/v1/agents/{id}/spec", this::spec)
                 .get("/v1/agents/{id}/logs", this::logs)
                 .post("/v1/agents/{id}/stop", this::stop)
@@ -44,7 +45,7 @@ public final class AgentRoutes {
         String text = ex.body().requiredString("spec");
         AgentSpec spec = agents.start(caller, AgentSpecs.parse(text), text);
         runtime.adopt(spec, false);
-        ex.json(201, view(runtime.view(spec.id())));
+        ex.json(201, view(run(spec.id())));
     }
 
     private void list(Exchange ex) {
@@ -66,19 +67,23 @@ public final class AgentRoutes {
     }
 
     private void stop(Exchange ex) {
-        NodeId id = visible(ex);
-        agents.stop(ex.caller(), id, true);
-        ex.json(200, view(runtime.stop(id)));
+        NodeId id = run(visible(ex)).spec().id();
+        ex.json(200, view(runtime.stop(id, () -> agents.stop(ex.caller(), id, true))));
     }
 
     private void restart(Exchange ex) {
-        NodeId id = visible(ex);
-        agents.stop(ex.caller(), id, false);
-        ex.json(200, view(runtime.restart(id)));
+        NodeId id = run(visible(ex)).spec().id();
+        ex.json(200, view(runtime.restart(id, () -> agents.stop(ex.caller(), id, false))));
     }
 
     private NodeId visible(Exchange ex) {
         return agents.visible(ex.caller(), NodeId.of(ex.path("id")));
+    }
+
+    /** The agent as this hub runs it; one it does not run (another gateway's, one whose spec no longer holds) is not here. */
+    private AgentRuntime.View run(NodeId id) {
+        return runtime.view(id).orElseThrow(() -> new ParleyException(ErrorCode.NODE_NOT_FOUND, "agent " + id
+                + " is not run by this hub"));
     }
 
     private static ObjectNode view(AgentRuntime.View v) {

@@ -43,17 +43,23 @@ class ManagedAgentsTest {
     void theSmallestSpecRunsAsWrittenAndAnswersEachOfManyConcurrentSendsOnce() throws Exception {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"), HubFixture::unthrottled)) {
             String lead = hub.createNode("lead", null);
-            HubFixture.Resp started = hub.post(lead, "/v1/agents", obj("spec", UPPER));
+            // Only the admin starts agents: the command runs on the hub's host.
+            assertError(hub.post(lead, "/v1/agents", obj("spec", UPPER)), 403, "forbidden");
+            assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.start&decision=deny").body().contains("upper"));
+            HubFixture.Resp started = hub.post(hub.admin(), "/v1/agents", obj("spec", UPPER));
             assertEquals(201, started.status(), started::toString);
-            assertEquals(List.of("upper", "lead", "command", "on-message", "idle", "20000"), List.of(
-                    started.text("id"), started.text("parent"), started.text("runner"), started.text("wake"),
-                    started.text("state"), started.text("idleTimeoutMs")), started::toString);
+            assertEquals(List.of("upper", "command", "on-message", "idle", "20000"), List.of(started.text("id"),
+                    started.text("runner"), started.text("wake"), started.text("state"), started.text("idleTimeoutMs")),
+                    started::toString);
+            assertTrue(started.get("parent").isNull(), "a root node: the spec names no parent");
             assertEquals("managed", hub.get(hub.admin(), "/v1/nodes/upper").text("kind"));
+            // lead and upper are in no group together: lead needs a grant, as for any node
+            assertError(hub.send(lead, "upper", "knock"), 403, "acl_denied");
+            assertEquals(201, hub.post(hub.admin(), "/v1/grants", obj("from", "lead", "to", "upper")).status());
 
             String first = hub.sendOk(lead, "upper", "hello").text("id");
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + first).text("state")));
             assertEquals("HELLO", reply(hub, lead, first).get("text").asText());
-            assertEquals("running", hub.get(lead, "/v1/agents/upper").text("state"), "within its idle timeout");
 
             // Many senders at once, while the agent works: each envelope answered once, with its own text.
             List<String> sent = Collections.synchronizedList(new ArrayList<>());
@@ -80,7 +86,8 @@ class ManagedAgentsTest {
                 assertEquals(text.toUpperCase(java.util.Locale.ROOT), answers.get(id));
             }
             // counted once the worker is done with each, just after its reply commits
-            await().atMost(WAIT).until(() -> hub.get(lead, "/v1/agents/upper").json().get("settled").asInt() == 21);
+            await().atMost(WAIT).until(() -> hub.get(hub.admin(), "/v1/agents/upper").json().get("settled").asInt()
+                    == 21);
         }
     }
 
@@ -88,15 +95,16 @@ class ManagedAgentsTest {
     void anIdleAgentStopsAndTheNextEnvelopeWakesItAgain() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
                     id: echo
+                    parent: lead
                     command: [cat]
                     idleTimeout: 1s
                     """)).status());
             String one = hub.sendOk(lead, "echo", "one").text("id");
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + one).text("state")));
-            await().atMost(WAIT).until(() -> "idle".equals(hub.get(lead, "/v1/agents/echo").text("state")));
-            assertTrue(hub.get(lead, "/v1/agents/echo/logs").body().contains("idle for 1s"));
+            await().atMost(WAIT).until(() -> hub.get(lead, "/v1/agents/echo/logs").body().contains("idle for 1s"));
+            assertEquals("idle", hub.get(lead, "/v1/agents/echo").text("state"));
             String two = hub.sendOk(lead, "echo", "two").text("id");
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + two).text("state")));
             assertEquals("two", reply(hub, lead, two).get("text").asText());
@@ -107,8 +115,9 @@ class ManagedAgentsTest {
     void aFailingCommandFailsItsEnvelopeWithTheReasonAndLogsItsStderr() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
                     id: grumpy
+                    parent: lead
                     command: [sh, -c, "echo oops >&2; exit 3"]
                     """)).status());
             String id = hub.sendOk(lead, "grumpy", "please").text("id");
@@ -119,8 +128,9 @@ class ManagedAgentsTest {
             assertTrue(log.contains("oops") && log.contains("exited with status 3"), log);
 
             // A program that cannot be started fails the agent: no spinning, nothing woken until a restart.
-            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
                     id: ghost
+                    parent: lead
                     command: [/nonexistent/program]
                     """)).status());
             String lost = hub.sendOk(lead, "ghost", "anyone?").text("id");
@@ -138,8 +148,9 @@ class ManagedAgentsTest {
         String id;
         try (HubFixture hub = HubFixture.start(data)) {
             lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", """
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
                     id: slow
+                    parent: lead
                     command: [sh, -c, "if [ -e started ]; then tr a-z A-Z; else touch started; exec sleep 601; fi"]
                     workdir: %s
                     """.formatted(tmp))).status());
@@ -161,7 +172,7 @@ class ManagedAgentsTest {
         String id;
         try (HubFixture hub = HubFixture.start(data)) {
             lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", UPPER)).status());
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", UPPER + "parent: lead\n")).status());
             assertEquals("stopped", hub.post(lead, "/v1/agents/upper/stop", obj()).text("state"));
             id = hub.sendOk(lead, "upper", "wait for me").text("id");
             assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.stop").body().contains("upper"));
@@ -192,15 +203,16 @@ class ManagedAgentsTest {
                     "command: [cat]\n", "id: required",
                     "id: [a9\n", "not YAML");
             refused.forEach((spec, why) -> {
-                HubFixture.Resp r = assertError(hub.post(lead, "/v1/agents", obj("spec", spec)), 400, "invalid_spec");
+                HubFixture.Resp r = assertError(hub.post(hub.admin(), "/v1/agents", obj("spec", spec)), 400,
+                        "invalid_spec");
                 assertTrue(r.text("message").contains(why), () -> spec + " -> " + r);
             });
             for (int i = 1; i <= 8; i++) {
                 assertEquals(404, hub.get(hub.admin(), "/v1/nodes/a" + i).status(), "nothing created for a" + i);
             }
-            assertEquals(0, hub.get(lead, "/v1/agents").json().get("items").size());
+            assertEquals(0, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
             // Another node sees neither the agent nor its log.
-            assertEquals(201, hub.post(lead, "/v1/agents", obj("spec", UPPER)).status());
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", UPPER + "parent: lead\n")).status());
             String other = hub.createNode("other", null);
             assertError(hub.get(other, "/v1/agents/upper"), 404, "node_not_found");
             assertError(hub.get(other, "/v1/agents/upper/logs"), 404, "node_not_found");
