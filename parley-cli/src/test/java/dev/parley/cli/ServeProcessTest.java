@@ -65,6 +65,48 @@ class ServeProcessTest {
         assertTrue(lines.stream().noneMatch(l -> l.path("level").asText().equals("FINE")), "FINE is off by default");
     }
 
+    /**
+     * A hub killed with SIGKILL while an agent's command runs leaves that command orphaned; the
+     * next hub on the same data kills it (found by PID and start time) before the agent runs
+     * again, and the envelope is taken again and answered once.
+     */
+    @Test
+    void aHubKilledUnderAnAgentsCommandKillsItsLeftoverOnRestartAndAnswersTheEnvelope() throws Exception {
+        String url = serve().toString();
+        String admin = Files.readString(tmp.resolve("data").resolve("admin.token")).strip();
+        String lead = CliRun.parley("node", "add", "lead", "--json", "--url", url, "--token", admin).json()
+                .path("token").asText();
+        Path spec = tmp.resolve("slow.yaml");
+        Files.writeString(spec, """
+                id: slow
+                parent: lead
+                command: [sh, -c, "if [ -e done ]; then tr a-z A-Z; else touch done; exec sleep 602; fi"]
+                workdir: %s
+                """.formatted(tmp));
+        assertEquals(0, CliRun.parley("agent", "start", "--spec", spec.toString(), "--url", url, "--token", admin).exit);
+        String id = CliRun.parley("send", "--to", "slow", "again", "--json", "--url", url, "--token", lead).json()
+                .path("id").asText();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> leftover().isPresent());
+        ProcessHandle command = leftover().orElseThrow();
+
+        hub.destroyForcibly(); // SIGKILL: the command is orphaned, not stopped
+        hub.waitFor(30, TimeUnit.SECONDS);
+        assertTrue(command.isAlive(), "the scenario: a command outlives a hub killed with SIGKILL");
+
+        String again = serve().toString();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !command.isAlive());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> "replied".equals(
+                CliRun.parley("status", id, "--json", "--url", again, "--token", lead).json().path("state").asText()));
+        String logs = CliRun.parley("agent", "logs", "slow", "--url", again, "--token", lead).out();
+        assertTrue(logs.contains("killed the command (pid " + command.pid() + ")"), logs);
+    }
+
+    /** The agent's command this test started, while it runs. */
+    private static Optional<ProcessHandle> leftover() {
+        return ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains("sleep 602"))
+                .findFirst();
+    }
+
     @Test
     void logLevelsApplyToEveryLoggerAndToOneLoggerAndThoseUnderIt() throws Exception {
         URI url = serve("--idle-timeout", "200ms", "--log-level", "warn",

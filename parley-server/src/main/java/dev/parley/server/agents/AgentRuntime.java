@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayDeque;
 import java.util.Comparator;
@@ -122,6 +123,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
      */
     public void adopt(AgentSpec spec, boolean stopped) {
         Agent agent = new Agent(spec);
+        agent.reapLeftover();
         agents.put(spec.id(), agent);
         if (stopped) {
             agent.state.set(State.STOPPED);
@@ -210,6 +212,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         private final AgentSpec spec;
         private final Principal caller;
         private final Path log;
+        /** The running command's PID and start time: what a hub killed with SIGKILL left behind is found by it. */
+        private final Path pid;
         private final Path workdir;
         private final Semaphore mail = new Semaphore(0);
         private final AtomicReference<State> state = new AtomicReference<>(State.IDLE);
@@ -226,6 +230,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             this.spec = spec;
             this.caller = new Principal.Caller(spec.id());
             this.log = home.resolve(spec.id().value() + ".log");
+            this.pid = home.resolve(spec.id().value() + ".pid");
             this.workdir = spec.workdir().map(Path::of).orElse(home.resolve(spec.id().value()));
         }
 
@@ -264,7 +269,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 stopping.interrupt();
             }
             if (command != null) {
-                destroy(command);
+                destroy(command.toHandle());
             }
             if (stopping != null && stopping != Thread.currentThread()) {
                 try {
@@ -399,6 +404,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 Files.createDirectories(workdir);
                 process = builder.start();
                 running = process;
+                remember(process.toHandle());
                 if (!active()) {
                     return new Outcome.Failed("stopped");
                 }
@@ -430,7 +436,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 return new Outcome.Failed("its output could not be read");
             } finally {
                 if (process != null) {
-                    destroy(process);
+                    destroy(process.toHandle());
+                    forget();
                 }
                 running = null;
                 commands.release();
@@ -438,6 +445,48 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     appendLog(stderr(err));
                 }
             }
+        }
+
+        /** Writes down the running command (PID, start time), so that the next hub can find it after a crash. */
+        private void remember(ProcessHandle command) {
+            try {
+                Files.writeString(pid, command.pid() + " " + command.info().startInstant().map(Instant::toEpochMilli)
+                        .orElse(0L) + "\n");
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "agent " + spec.id() + ": the PID of its command cannot be written down", e);
+            }
+        }
+
+        private void forget() {
+            try {
+                Files.deleteIfExists(pid);
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "agent " + spec.id() + ": " + pid + " cannot be removed", e);
+            }
+        }
+
+        /**
+         * Kills the command a previous run of the hub left running (it was killed with SIGKILL,
+         * its children orphaned): the process written down, if it is still the same one (its start
+         * time, so a reused PID is left alone), and what descends from it.
+         */
+        void reapLeftover() {
+            if (!Files.exists(pid)) {
+                return;
+            }
+            try {
+                String[] written = Files.readString(pid).strip().split(" ");
+                long started = Long.parseLong(written[1]);
+                Optional<ProcessHandle> left = ProcessHandle.of(Long.parseLong(written[0])).filter(p -> p.info()
+                        .startInstant().map(at -> Math.abs(at.toEpochMilli() - started) < 1_000).orElse(false));
+                if (left.isPresent()) {
+                    destroy(left.get());
+                    note("killed the command (pid " + left.get().pid() + ") the hub's previous run left running");
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.log(Level.WARNING, "agent " + spec.id() + ": " + pid + " does not read", e);
+            }
+            forget();
         }
 
         private void note(String line) {
@@ -527,12 +576,12 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     }
 
     /** Kills a command and everything it started that still descends from it, and waits for it to be gone. */
-    private static void destroy(Process process) {
+    private static void destroy(ProcessHandle process) {
         List<ProcessHandle> descendants = process.descendants().toList();
         descendants.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         try {
-            process.waitFor(5, TimeUnit.SECONDS);
+            process.onExit().get(5, TimeUnit.SECONDS);
             for (ProcessHandle d : descendants) {
                 d.onExit().get(5, TimeUnit.SECONDS);
             }
