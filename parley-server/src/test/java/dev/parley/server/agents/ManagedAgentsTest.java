@@ -111,6 +111,57 @@ class ManagedAgentsTest {
         }
     }
 
+    /**
+     * Sends paced (seeded) around a 1 s idle timeout, so that the agent's worker ends and is
+     * started again many times, some sends landing just as it ends: every envelope is answered,
+     * each exactly once.
+     */
+    @Test
+    void sendsAcrossManyIdleStopsAndWakesAreEachAnsweredOnce() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: echo
+                    parent: lead
+                    command: [cat]
+                    idleTimeout: 1s
+                    """)).status());
+            List<String> sent = Collections.synchronizedList(new ArrayList<>());
+            List<Thread> senders = new ArrayList<>();
+            for (int s = 0; s < 3; s++) {
+                java.util.Random pace = new java.util.Random(42 + s);
+                int n = s;
+                senders.add(Thread.ofVirtual().start(() -> {
+                    for (int i = 0; i < 8; i++) {
+                        sent.add(hub.sendOk(lead, "echo", "m " + n + "-" + i).text("id"));
+                        try {
+                            Thread.sleep(800 + pace.nextInt(600)); // pacing the load around the idle timeout
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
+                }));
+            }
+            for (Thread t : senders) {
+                t.join();
+            }
+            await().atMost(WAIT).until(() -> replies(hub, lead).size() == sent.size());
+            Map<String, String> answers = new ConcurrentHashMap<>();
+            for (JsonNode reply : replies(hub, lead)) {
+                assertEquals(null, answers.put(reply.get("corrId").asText(), reply.get("text").asText()),
+                        "one reply per envelope");
+            }
+            assertEquals(new java.util.TreeSet<>(sent), new java.util.TreeSet<>(answers.keySet()));
+            // However the paced sends fell, the worker ends once they stop, and the next send wakes it.
+            await().atMost(WAIT).until(() -> hub.get(lead, "/v1/agents/echo/logs?lines=1000").body()
+                    .contains("idle for 1s"));
+            String last = hub.sendOk(lead, "echo", "last").text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + last).text("state")));
+            assertEquals(sent.size() + 1, replies(hub, lead).size());
+        }
+    }
+
     @Test
     void aFailingCommandFailsItsEnvelopeWithTheReasonAndLogsItsStderr() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
