@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs the {@code replay}, {@code webhook} and {@code guarded} bench scenarios in their quick
+ * Runs the {@code replay}, {@code webhook}, {@code guarded} and {@code wake} bench scenarios in their quick
  * modes and asserts only correctness (every replay returned every envelope in order, every
  * webhook delivery arrived, the guarded run refused and lost nothing), never timing. The
  * figures are printed, so the test log shows the ratios. ({@code bench streams}, whose hub is
@@ -29,6 +29,17 @@ class BenchScenarioSmokeTest {
         assertTrue(r.get("fromStart").get("complete").asBoolean(), run.context());
         assertEquals(n - r.get("middleCursor").asLong(), r.get("fromMiddle").get("envelopes").asLong(), run.context());
         assertTrue(r.get("fromMiddle").get("complete").asBoolean(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void wakeQuickAnswersEveryAgentOnce() throws Exception {
+        BenchRun run = BenchRun.bench("wake", "--quick", "--json");
+        JsonNode r = run.result();
+        assertEquals(25, r.get("answered").asInt(), "every woken agent answered its message" + run.context());
+        assertTrue(r.get("allAnswered").asBoolean(), run.context());
+        assertTrue(r.get("wakeP50Ms").asDouble() > 0, "figures are printed" + run.context());
         assertEquals(0, run.code(), "exit code" + run.context());
     }
 
