@@ -3,6 +3,7 @@ package dev.parley.core;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Managed agents as the graph and the audit log see them: starting one creates its node (kind
@@ -30,14 +31,19 @@ public final class Agents {
         this.clock = clock;
     }
 
-    /** Creates the agent's node with its spec ({@code text}, as written); answers the spec as its node has it. */
-    public AgentSpec start(Principal caller, AgentSpec spec, String text) {
+    /**
+     * Creates the agent's node with the spec {@code text} (kept as written) holds, read by
+     * {@code read}; answers the spec as its node has it. A caller who is not the admin is
+     * refused before the spec is read.
+     */
+    public AgentSpec start(Principal caller, String text, Function<String, AgentSpec> read) {
         if (!(caller instanceof Principal.Admin)) {
-            audit.audit(Actor.of(caller, "agent.start", clock.instant()).deny(spec.id().value(),
+            audit.audit(Actor.of(caller, "agent.start", clock.instant()).deny("agent",
                     "only the admin starts agents", rules.version()));
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin starts agents: an agent's command runs"
                     + " on the hub's host as the hub's user");
         }
+        AgentSpec spec = read.apply(text);
         CreatedNode created = registry.create(caller, new NewNode(spec.id(), NodeKind.MANAGED, spec.parent(), Map.of()),
                 (node, tokenHash, audit) -> store.createAgent(node, tokenHash, audit, text));
         return spec.withParent(created.node().parent());

@@ -43,7 +43,7 @@ public final class AgentRoutes {
     private void start(Exchange ex) {
         Principal caller = ex.caller();
         String text = ex.body().requiredString("spec");
-        AgentSpec spec = agents.start(caller, AgentSpecs.parse(text), text);
+        AgentSpec spec = agents.start(caller, text, AgentSpecs::parse);
         runtime.adopt(spec, false);
         ex.json(201, view(run(spec.id())));
     }
@@ -57,11 +57,12 @@ public final class AgentRoutes {
     }
 
     private void spec(Exchange ex) {
-        ex.text("application/yaml", agents.spec(ex.caller(), NodeId.of(ex.path("id"))));
+        NodeId id = run(visible(ex)).spec().id();
+        ex.text("application/yaml", agents.spec(ex.caller(), id));
     }
 
     private void logs(Exchange ex) {
-        NodeId id = visible(ex);
+        NodeId id = run(visible(ex)).spec().id();
         int lines = (int) ex.longQuery("lines", 1, MAX_LOG_LINES, ErrorCode.INVALID_REQUEST).orElse(DEFAULT_LOG_LINES);
         ex.text("text/plain; charset=utf-8", String.join("\n", runtime.log(id, lines)) + "\n");
     }

@@ -45,7 +45,9 @@ class ManagedAgentsTest {
             String lead = hub.createNode("lead", null);
             // Only the admin starts agents: the command runs on the hub's host.
             assertError(hub.post(lead, "/v1/agents", obj("spec", UPPER)), 403, "forbidden");
-            assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.start&decision=deny").body().contains("upper"));
+            assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.start&decision=deny").body()
+                    .contains("only the admin starts agents"));
+            assertError(hub.post(lead, "/v1/agents", obj("spec", "not: [a spec")), 403, "forbidden");
             HubFixture.Resp started = hub.post(hub.admin(), "/v1/agents", obj("spec", UPPER));
             assertEquals(201, started.status(), started::toString);
             assertEquals(List.of("upper", "command", "on-message", "idle", "20000"), List.of(started.text("id"),
