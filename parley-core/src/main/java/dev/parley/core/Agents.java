@@ -86,7 +86,14 @@ public final class Agents {
     public void stop(Principal caller, NodeId id, boolean stop) {
         visible(caller, id);
         Actor actor = Actor.of(caller, stop ? "agent.stop" : "agent.restart", clock.instant());
-        store.stopped(id, stop ? Optional.of(actor.at()) : Optional.empty(), actor.allow(id.value(),
+        store.halted(id, stop ? Optional.of(actor.at()) : Optional.empty(), Optional.empty(), actor.allow(id.value(),
                 stop ? "stopped" : "restarted", Optional.empty(), rules.version(), Optional.empty()));
+    }
+
+    /** Records that the agent's command cannot be started ({@code why}): it stays failed, across hub restarts, until restarted. */
+    public void failed(NodeId id, String why) {
+        Actor actor = new Actor("hub", "agent.fail", clock.instant()); // no caller: the hub found it
+        store.halted(id, Optional.empty(), Optional.of(why), actor.allow(id.value(), why, Optional.empty(),
+                rules.version(), Optional.empty()));
     }
 }

@@ -225,11 +225,12 @@ public final class Hub implements AutoCloseable {
             committed.add(waiters).add(dispatcher).add(a2aWatch);
             // Managed agents: the hub runs them (runner: command), woken by their mail.
             SqliteAgents agentSpecs = store.agents();
-            AgentRuntime agents = new AgentRuntime(graph, store, router, messages, config.dataDir().resolve("agents"),
-                    clock);
-            services.add(agents);
-            committed.add(agents);
-            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agents, graph, id, stored));
+            Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, clock);
+            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages,
+                    config.dataDir().resolve("agents"), agents::failed, clock);
+            services.add(agentRuntime);
+            committed.add(agentRuntime);
+            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, graph, id, stored));
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
             HubConfig.Transport transport = config.transport();
@@ -248,13 +249,13 @@ public final class Hub implements AutoCloseable {
             new DeadLetterRoutes(new DeadLetters(deliveries, livePolicy, clock, redriven -> {
                 feeds.redeliver(redriven);
                 dispatcher.wake();
-                agents.committed(redriven); // a managed agent takes it again
+                agentRuntime.committed(redriven); // a managed agent takes it again
             })).register(routes);
             new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids, federation), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, feeds, metrics).register(routes);
-            new AgentRoutes(new Agents(graph, registry, agentSpecs, store, livePolicy, clock), agents).register(routes);
+            new AgentRoutes(agents, agentRuntime).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));
@@ -302,7 +303,7 @@ public final class Hub implements AutoCloseable {
     private static void adoptAgent(AgentRuntime agents, Graph graph, NodeId id, AgentStore.Stored stored) {
         try {
             agents.adopt(AgentSpecs.parse(stored.spec()).withParent(graph.node(id).flatMap(Node::parent)),
-                    stored.stoppedAt().isPresent());
+                    stored.stoppedAt().isPresent(), stored.failure());
         } catch (ParleyException e) {
             LOG.warning("agent " + id + " is not run: its stored spec does not hold (" + e.getMessage() + ")");
         }

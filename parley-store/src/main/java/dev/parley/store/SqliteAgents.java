@@ -35,11 +35,12 @@ public final class SqliteAgents implements AgentStore {
     }
 
     @Override
-    public void stopped(NodeId id, Optional<Instant> at, AuditEntry audit) {
+    public void halted(NodeId id, Optional<Instant> stoppedAt, Optional<String> failure, AuditEntry audit) {
         writer.submit(tx -> {
-            var update = tx.statements().get("UPDATE agents SET stopped_at = ? WHERE id = ?");
-            Rows.setNullableMillis(update, 1, at);
-            update.setString(2, id.value());
+            var update = tx.statements().get("UPDATE agents SET stopped_at = ?, failure = ? WHERE id = ?");
+            Rows.setNullableMillis(update, 1, stoppedAt);
+            Rows.setNullable(update, 2, failure);
+            update.setString(3, id.value());
             update.executeUpdate();
             Ledger.insertAudit(tx.statements(), audit);
             return null;
@@ -59,13 +60,14 @@ public final class SqliteAgents implements AgentStore {
     /** The agents whose nodes are not deleted: {@code only} that one, or all. */
     private Map<NodeId, Stored> select(Optional<NodeId> only) {
         return readers.read(s -> {
-            var select = s.get("SELECT a.id, a.spec, a.stopped_at FROM agents a JOIN nodes n ON n.id = a.id"
+            var select = s.get("SELECT a.id, a.spec, a.stopped_at, a.failure FROM agents a JOIN nodes n ON n.id = a.id"
                     + " WHERE n.deleted_at IS NULL AND (?1 IS NULL OR a.id = ?1) ORDER BY a.id");
             select.setString(1, only.map(NodeId::value).orElse(null));
             Map<NodeId, Stored> out = new LinkedHashMap<>();
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {
-                    out.put(new NodeId(rs.getString(1)), new Stored(rs.getString(2), Rows.optionalMillis(rs, 3)));
+                    out.put(new NodeId(rs.getString(1)), new Stored(rs.getString(2), Rows.optionalMillis(rs, 3),
+                            Optional.ofNullable(rs.getString(4))));
                 }
             }
             return out;

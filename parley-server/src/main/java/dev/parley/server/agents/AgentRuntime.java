@@ -44,6 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -84,7 +85,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         RUNNING,
         /** Stopped by its parent or the admin: nothing wakes it until it is restarted. */
         STOPPED,
-        /** Its command cannot be started: nothing wakes it until it is restarted (or the hub restarts). */
+        /** Its command cannot be started: nothing wakes it, also across hub restarts, until it is restarted. */
         FAILED;
 
         public String wire() {
@@ -101,6 +102,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private final Router router;
     private final Messages messages;
     private final Path home;
+    /** Told, before the agent turns failed, why its command cannot be started: the failure outlives the hub. */
+    private final BiConsumer<NodeId, String> failed;
     private final InstantSource clock;
     private final Semaphore commands = new Semaphore(MAX_RUNNING);
     private final Map<NodeId, Agent> agents = new ConcurrentHashMap<>();
@@ -108,7 +111,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
 
     /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
     public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Path home,
-                        InstantSource clock) {
+                        BiConsumer<NodeId, String> failed, InstantSource clock) {
+        this.failed = failed;
         this.graph = graph;
         this.store = store;
         this.router = router;
@@ -119,14 +123,17 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
 
     /**
      * Takes charge of an agent (created now, or found at start): runs it when its wake says so,
-     * unless it was {@code stopped}.
+     * unless it was {@code stopped} or {@code failure} says why it cannot run.
      */
-    public void adopt(AgentSpec spec, boolean stopped) {
+    public void adopt(AgentSpec spec, boolean stopped, Optional<String> failure) {
         Agent agent = new Agent(spec);
         agent.reapLeftover();
         agents.put(spec.id(), agent);
         if (stopped) {
             agent.state.set(State.STOPPED);
+        } else if (failure.isPresent()) {
+            agent.failure = failure;
+            agent.state.set(State.FAILED);
         } else {
             agent.resume();
         }
@@ -342,6 +349,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 String why = "cannot start " + spec.command().getFirst() + ": " + e.getMessage();
                 note(why);
                 fail(envelope, "the agent's command cannot be started");
+                failed.accept(spec.id(), why);
                 halt(State.FAILED, Optional.of(why));
             } catch (ParleyException | UncheckedIOException e) {
                 LOG.log(Level.WARNING, "agent " + spec.id() + " could not settle envelope " + envelope.id()

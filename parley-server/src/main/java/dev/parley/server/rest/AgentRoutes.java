@@ -13,6 +13,8 @@ import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.wire.Json;
 
+import java.util.Optional;
+
 /**
  * {@code /v1/agents}: managed agents. Starting one creates its node (kind {@code managed}, the
  * caller its parent) with its spec; the admin and the agent's parent see, stop and restart it,
@@ -44,7 +46,7 @@ public final class AgentRoutes {
         Principal caller = ex.caller();
         String text = ex.body().requiredString("spec");
         AgentSpec spec = agents.start(caller, text, AgentSpecs::parse);
-        runtime.adopt(spec, false);
+        runtime.adopt(spec, false, Optional.empty());
         ex.json(201, view(run(spec.id())));
     }
 

@@ -190,7 +190,17 @@ class ManagedAgentsTest {
             await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/agents/ghost").text("state")));
             assertTrue(hub.get(lead, "/v1/agents/ghost").text("failure").contains("cannot start /nonexistent/program"));
             assertEquals("failed", hub.get(lead, "/v1/messages/" + lost).text("state"));
-            assertEquals("idle", hub.post(lead, "/v1/agents/ghost/restart", obj()).text("state"));
+            assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.fail").body().contains("cannot start"));
+        }
+        // The failure outlives the hub: nothing wakes the agent until it is restarted.
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.post(hub.admin(), "/v1/nodes/lead/token", null).text("token");
+            assertEquals("failed", hub.get(lead, "/v1/agents/ghost").text("state"));
+            String waiting = hub.sendOk(lead, "ghost", "still there?").text("id");
+            assertEquals("accepted", hub.get(lead, "/v1/messages/" + waiting).text("state"), "nothing ran it");
+            assertEquals(200, hub.post(lead, "/v1/agents/ghost/restart", obj()).status());
+            // the restart takes the waiting mail at once (and the program is still missing)
+            await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/messages/" + waiting).text("state")));
         }
     }
 
