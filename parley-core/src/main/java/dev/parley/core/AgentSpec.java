@@ -9,12 +9,13 @@ import java.util.regex.Pattern;
 
 /**
  * How the hub runs a managed agent: the node it is, the command, its environment (secrets only
- * by file), when it runs ({@link Wake}) and for how long it may idle or work on one envelope.
- * Validated here, whatever the text it was read from.
+ * by file), when it runs ({@link Wake}) and for how long it may idle or work on one envelope,
+ * the skills its card lists, and the nodes it talks with beyond its group ({@code comms.allow}:
+ * a grant each way). Validated here, whatever the text it was read from.
  */
 public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
                         Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
-                        Duration timeout) {
+                        Duration timeout, List<String> skills, List<NodeId> talksWith) {
     /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
     /** How long one envelope may take, when the spec does not say. */
@@ -22,10 +23,23 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
     private static final Duration MAX = Duration.ofDays(1);
     private static final Pattern ENV_NAME = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]{0,127}$");
     private static final int MAX_ARGS = 256;
+    private static final Pattern SKILL = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
+    private static final int MAX_SKILLS = 32;
+    private static final int MAX_TALKS_WITH = 64;
 
     public AgentSpec {
         command = List.copyOf(command);
         env = Map.copyOf(env);
+        skills = List.copyOf(skills);
+        talksWith = List.copyOf(talksWith);
+        if (skills.size() > MAX_SKILLS || skills.stream().anyMatch(s -> !SKILL.matcher(s).matches())
+                || skills.stream().distinct().count() < skills.size()) {
+            throw invalid("skills: at most " + MAX_SKILLS + " distinct skill ids (letters, digits, . _ -; 1 to 64)");
+        }
+        if (talksWith.size() > MAX_TALKS_WITH || talksWith.stream().distinct().count() < talksWith.size()
+                || talksWith.contains(id)) {
+            throw invalid("comms.allow: at most " + MAX_TALKS_WITH + " distinct nodes, not the agent itself");
+        }
         if (command.isEmpty() || command.getFirst().isBlank()) {
             throw invalid("command: the program to run is required (a list: [program, arg, …])");
         }
@@ -50,7 +64,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
 
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
-        return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout);
+        return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, skills, talksWith);
     }
 
     /** Who runs the agent's work. */

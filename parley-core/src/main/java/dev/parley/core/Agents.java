@@ -13,6 +13,9 @@ import java.util.function.Function;
  * user, which no node's token may reach. Running it is the runtime's.
  */
 public final class Agents {
+    /** The node label an agent card reads its skills from (docs/a2a.md). */
+    private static final String SKILLS_LABEL = "a2a.skills";
+
     private final Graph graph;
     private final Registry registry;
     private final AgentStore store;
@@ -44,8 +47,20 @@ public final class Agents {
                     + " on the hub's host as the hub's user");
         }
         AgentSpec spec = read.apply(text);
-        CreatedNode created = registry.create(caller, new NewNode(spec.id(), NodeKind.MANAGED, spec.parent(), Map.of()),
+        for (NodeId other : spec.talksWith()) {
+            if (graph.node(other).isEmpty()) {
+                throw AgentSpec.invalid("comms.allow: " + other + " is not a node");
+            }
+        }
+        Map<String, String> labels = spec.skills().isEmpty() ? Map.of()
+                : Map.of(SKILLS_LABEL, String.join(",", spec.skills()));
+        CreatedNode created = registry.create(caller, new NewNode(spec.id(), NodeKind.MANAGED, spec.parent(), labels),
                 (node, tokenHash, audit) -> store.createAgent(node, tokenHash, audit, text));
+        for (NodeId other : spec.talksWith()) { // a grant each way, each audited as the admin's
+            String note = "comms.allow of agent " + spec.id();
+            registry.grant(caller, new NewGrant(spec.id(), new GrantTarget.Node(other), Optional.empty(), note));
+            registry.grant(caller, new NewGrant(other, new GrantTarget.Node(spec.id()), Optional.empty(), note));
+        }
         return spec.withParent(created.node().parent());
     }
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.parley.core.AgentSpec;
 import dev.parley.core.DurationText;
+import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 
@@ -27,7 +28,7 @@ public final class AgentSpecs {
     public static final int MAX_BYTES = 64 * 1024;
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
-            "idleTimeout", "timeout");
+            "idleTimeout", "timeout", "skills", "comms");
 
     private AgentSpecs() {
     }
@@ -59,7 +60,8 @@ public final class AgentSpecs {
                 choice(root, "runner", AgentSpec.Runner.values(), AgentSpec.Runner::wire, AgentSpec.Runner.COMMAND),
                 command(root.get("command")), env(root.get("env")), string(root, "workdir"),
                 choice(root, "wake", AgentSpec.Wake.values(), AgentSpec.Wake::wire, AgentSpec.Wake.ON_MESSAGE),
-                duration(root, "idleTimeout", AgentSpec.DEFAULT_IDLE), duration(root, "timeout", AgentSpec.DEFAULT_TIMEOUT));
+                duration(root, "idleTimeout", AgentSpec.DEFAULT_IDLE), duration(root, "timeout", AgentSpec.DEFAULT_TIMEOUT),
+                strings(root.get("skills"), "skills"), comms(root.get("comms")));
     }
 
     private static Optional<String> string(JsonNode root, String field) {
@@ -94,6 +96,39 @@ public final class AgentSpecs {
         }
         throw AgentSpec.invalid(field + ": one of " + String.join(", ", java.util.Arrays.stream(values).map(wire)
                 .toList()) + ", not '" + given.get() + "'");
+    }
+
+    /** A list of strings, or none. */
+    private static List<String> strings(JsonNode list, String field) {
+        List<String> out = new ArrayList<>();
+        if (list == null || list.isNull()) {
+            return out;
+        }
+        if (!list.isArray()) {
+            throw AgentSpec.invalid(field + ": a list: [a, b, …]");
+        }
+        for (JsonNode item : list) {
+            if (!item.isTextual()) {
+                throw AgentSpec.invalid(field + ": each item a string");
+            }
+            out.add(item.asText());
+        }
+        return out;
+    }
+
+    /** {@code comms: {allow: [node, …]}}: the nodes the agent talks with beyond its group. */
+    private static List<NodeId> comms(JsonNode comms) {
+        if (comms == null || comms.isNull()) {
+            return List.of();
+        }
+        if (!comms.isObject() || comms.size() != 1 || !comms.has("allow")) {
+            throw AgentSpec.invalid("comms: a mapping with one field, allow: [node, …]");
+        }
+        try {
+            return strings(comms.get("allow"), "comms.allow").stream().map(NodeId::of).toList();
+        } catch (ParleyException e) {
+            throw e.code() == ErrorCode.INVALID_SPEC ? e : AgentSpec.invalid("comms.allow: " + e.getMessage());
+        }
     }
 
     private static List<String> command(JsonNode command) {

@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
 
 import static dev.parley.server.it.HubFixture.assertError;
@@ -90,6 +92,34 @@ class ManagedAgentsTest {
             // counted once the worker is done with each, just after its reply commits
             await().atMost(WAIT).until(() -> hub.get(hub.admin(), "/v1/agents/upper").json().get("settled").asInt()
                     == 21);
+        }
+    }
+
+    @Test
+    void commsAllowGrantsEachWayAndSkillsReachTheAgentCard() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String outsider = hub.createNode("outsider", null);
+            assertError(hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: helper
+                    command: [cat]
+                    comms: {allow: [nobody]}
+                    """)), 400, "invalid_spec");
+            assertEquals(404, hub.get(hub.admin(), "/v1/nodes/helper").status(), "nothing created");
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: helper
+                    command: [cat]
+                    skills: [translate, summarize]
+                    comms: {allow: [outsider]}
+                    """)).status());
+            // outsider and helper share no group; comms.allow granted each way
+            String id = hub.sendOk(outsider, "helper", "ping").text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(outsider, "/v1/messages/" + id).text("state")));
+            List<JsonNode> grants = hub.get(hub.admin(), "/v1/grants").items();
+            assertEquals(Set.of("helper->outsider", "outsider->helper"), grants.stream()
+                    .map(g -> g.get("from").asText() + "->" + g.get("to").asText()).collect(Collectors.toSet()));
+            JsonNode card = hub.get(outsider, "/a2a/helper/.well-known/agent-card.json").json();
+            assertEquals(List.of("translate", "summarize"), java.util.stream.StreamSupport.stream(
+                    card.get("skills").spliterator(), false).map(sk -> sk.get("id").asText()).toList(), card::toString);
         }
     }
 
