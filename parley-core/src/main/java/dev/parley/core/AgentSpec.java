@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  */
 public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
                         Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
-                        Duration timeout, List<String> skills, List<NodeId> talksWith) {
+                        Duration timeout, Limits limits, List<String> skills, List<NodeId> talksWith) {
     /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
     /** How long one envelope may take, when the spec does not say. */
@@ -64,7 +64,33 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
 
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
-        return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, skills, talksWith);
+        return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, limits, skills,
+                talksWith);
+    }
+
+    /**
+     * Resource limits on each command, set as rlimits before it starts: its address space, its
+     * CPU time (past it the kernel ends it), its open files. Absent: the hub's own.
+     */
+    public record Limits(Optional<Long> memoryBytes, Optional<Duration> cpuTime, Optional<Integer> openFiles) {
+        public static final Limits NONE = new Limits(Optional.empty(), Optional.empty(), Optional.empty());
+        private static final long MIN_MEMORY = 16L << 20;
+
+        public Limits {
+            if (memoryBytes.isPresent() && (memoryBytes.get() < MIN_MEMORY || memoryBytes.get() > (1L << 50))) {
+                throw invalid("limits.memory: at least 16M");
+            }
+            if (cpuTime.isPresent() && (cpuTime.get().toSeconds() < 1 || cpuTime.get().compareTo(MAX) > 0)) {
+                throw invalid("limits.cpuTime: between 1s and 24h, in whole seconds");
+            }
+            if (openFiles.isPresent() && (openFiles.get() < 16 || openFiles.get() > 1_048_576)) {
+                throw invalid("limits.openFiles: between 16 and 1048576");
+            }
+        }
+
+        public boolean any() {
+            return memoryBytes.isPresent() || cpuTime.isPresent() || openFiles.isPresent();
+        }
     }
 
     /** Who runs the agent's work. */

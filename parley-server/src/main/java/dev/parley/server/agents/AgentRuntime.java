@@ -382,7 +382,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
 
         private Outcome run(Envelope envelope) throws InterruptedException, CannotStart {
-            ProcessBuilder builder = new ProcessBuilder(spec.command()).directory(workdir.toFile())
+            ProcessBuilder builder = new ProcessBuilder(limited(spec.limits(), spec.command())).directory(workdir.toFile())
                     .redirectError(ProcessBuilder.Redirect.PIPE);
             Map<String, String> env = builder.environment();
             Map<String, String> hub = Map.copyOf(env);
@@ -536,6 +536,24 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         CannotStart(String why) {
             super(why);
         }
+    }
+
+    /**
+     * The command line that runs {@code command} under {@code limits}: the shell sets them as
+     * rlimits and then becomes the command ({@code exec}, the same process), or fails with why.
+     */
+    static List<String> limited(AgentSpec.Limits limits, List<String> command) {
+        if (!limits.any()) {
+            return command;
+        }
+        List<String> sets = new java.util.ArrayList<>();
+        limits.memoryBytes().ifPresent(bytes -> sets.add("ulimit -v " + bytes / 1024));
+        limits.cpuTime().ifPresent(cpu -> sets.add("ulimit -t " + cpu.toSeconds()));
+        limits.openFiles().ifPresent(n -> sets.add("ulimit -n " + n));
+        List<String> line = new java.util.ArrayList<>(List.of("/bin/sh", "-c", String.join(" && ", sets)
+                + " && exec \"$@\"", "parley-limits"));
+        line.addAll(command);
+        return line;
     }
 
     /** The envelope as the command reads it: its text, or its data when it has no text. */

@@ -28,7 +28,9 @@ public final class AgentSpecs {
     public static final int MAX_BYTES = 64 * 1024;
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
-            "idleTimeout", "timeout", "skills", "comms");
+            "idleTimeout", "timeout", "limits", "skills", "comms");
+    private static final Set<String> LIMITS = Set.of("memory", "cpuTime", "openFiles");
+    private static final java.util.regex.Pattern MEMORY = java.util.regex.Pattern.compile("^(\\d{1,15})([KMG])$");
 
     private AgentSpecs() {
     }
@@ -60,8 +62,9 @@ public final class AgentSpecs {
                 choice(root, "runner", AgentSpec.Runner.values(), AgentSpec.Runner::wire, AgentSpec.Runner.COMMAND),
                 command(root.get("command")), env(root.get("env")), string(root, "workdir"),
                 choice(root, "wake", AgentSpec.Wake.values(), AgentSpec.Wake::wire, AgentSpec.Wake.ON_MESSAGE),
-                duration(root, "idleTimeout", AgentSpec.DEFAULT_IDLE), duration(root, "timeout", AgentSpec.DEFAULT_TIMEOUT),
-                strings(root.get("skills"), "skills"), comms(root.get("comms")));
+                duration(root, "idleTimeout", "idleTimeout").orElse(AgentSpec.DEFAULT_IDLE),
+                duration(root, "timeout", "timeout").orElse(AgentSpec.DEFAULT_TIMEOUT),
+                limits(root.get("limits")), strings(root.get("skills"), "skills"), comms(root.get("comms")));
     }
 
     private static Optional<String> string(JsonNode root, String field) {
@@ -114,6 +117,41 @@ public final class AgentSpecs {
             out.add(item.asText());
         }
         return out;
+    }
+
+    /** {@code limits: {memory: 512M, cpuTime: 60s, openFiles: 256}}, each optional. */
+    private static AgentSpec.Limits limits(JsonNode limits) {
+        if (limits == null || limits.isNull()) {
+            return AgentSpec.Limits.NONE;
+        }
+        if (!limits.isObject()) {
+            throw AgentSpec.invalid("limits: a mapping of memory, cpuTime, openFiles");
+        }
+        for (Iterator<String> names = limits.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!LIMITS.contains(name)) {
+                throw AgentSpec.invalid("limits: unknown field '" + name + "' (fields: cpuTime, memory, openFiles)");
+            }
+        }
+        Optional<Long> memory = string(limits, "memory").map(text -> {
+            var m = MEMORY.matcher(text.strip());
+            if (!m.matches()) {
+                throw AgentSpec.invalid("limits.memory: a size such as 512M, 2G or 65536K, not '" + text + "'");
+            }
+            int shift = switch (m.group(2)) {
+                case "K" -> 10;
+                case "M" -> 20;
+                default -> 30;
+            };
+            return Long.parseLong(m.group(1)) << shift;
+        });
+        Optional<Integer> openFiles = Optional.ofNullable(limits.get("openFiles")).map(n -> {
+            if (!n.canConvertToInt()) {
+                throw AgentSpec.invalid("limits.openFiles: a whole number");
+            }
+            return n.intValue();
+        });
+        return new AgentSpec.Limits(memory, duration(limits, "cpuTime", "limits.cpuTime"), openFiles);
     }
 
     /** {@code comms: {allow: [node, …]}}: the nodes the agent talks with beyond its group. */
@@ -173,11 +211,12 @@ public final class AgentSpecs {
         return out;
     }
 
-    private static Duration duration(JsonNode root, String field, Duration otherwise) {
+    /** The duration {@code field} of {@code object} gives, if any; refusals name it as {@code name}. */
+    private static Optional<Duration> duration(JsonNode object, String field, String name) {
         try {
-            return string(root, field).map(DurationText::parse).orElse(otherwise);
+            return string(object, field).map(DurationText::parse);
         } catch (IllegalArgumentException e) {
-            throw AgentSpec.invalid(field + ": " + e.getMessage());
+            throw AgentSpec.invalid(name + ": " + e.getMessage());
         }
     }
 }

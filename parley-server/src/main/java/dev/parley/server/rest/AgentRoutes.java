@@ -100,6 +100,10 @@ public final class AgentRoutes {
         spec.command().forEach(command::add);
         out.put("idleTimeoutMs", spec.idleTimeout().toMillis());
         out.put("timeoutMs", spec.timeout().toMillis());
+        ObjectNode limits = out.putObject("limits");
+        spec.limits().memoryBytes().ifPresent(bytes -> limits.put("memoryBytes", bytes));
+        spec.limits().cpuTime().ifPresent(cpu -> limits.put("cpuTimeSeconds", cpu.toSeconds()));
+        spec.limits().openFiles().ifPresent(n -> limits.put("openFiles", n));
         out.put("state", v.state().wire());
         out.put("failure", v.failure().orElse(null));
         out.put("settled", v.settled());

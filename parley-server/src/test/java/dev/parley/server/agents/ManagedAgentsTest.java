@@ -124,6 +124,42 @@ class ManagedAgentsTest {
     }
 
     @Test
+    void limitsAreSetOnEachCommandAndOneOverItsCpuTimeIsEnded() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            HubFixture.Resp bounded = hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: bounded
+                    parent: lead
+                    command: [sh, -c, "ulimit -v; ulimit -t; ulimit -n"]
+                    limits: {memory: 256M, cpuTime: 7s, openFiles: 100}
+                    """));
+            assertEquals(201, bounded.status(), bounded::toString);
+            assertEquals(268435456L, bounded.get("limits").get("memoryBytes").asLong());
+            String id = hub.sendOk(lead, "bounded", "show me").text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
+            assertEquals("262144\n7\n100", reply(hub, lead, id).get("text").asText(), "the limits the command ran under");
+
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: spinner
+                    parent: lead
+                    command: [sh, -c, "while :; do :; done"]
+                    limits: {cpuTime: 1s}
+                    timeout: 5m
+                    """)).status());
+            String spin = hub.sendOk(lead, "spinner", "spin").text("id");
+            await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/messages/" + spin).text("state")));
+            assertTrue(hub.get(lead, "/v1/messages/" + spin).get("timeline").toString()
+                    .contains("the command exited with status 137"), "past its CPU time the kernel kills it: 128 + 9");
+
+            assertTrue(assertError(hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: greedy
+                    command: [cat]
+                    limits: {memory: lots}
+                    """)), 400, "invalid_spec").text("message").contains("limits.memory"));
+        }
+    }
+
+    @Test
     void anIdleAgentStopsAndTheNextEnvelopeWakesItAgain() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
