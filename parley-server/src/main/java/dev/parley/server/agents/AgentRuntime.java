@@ -76,6 +76,9 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private static final int PAGE = 16;
     /** What a command inherits of the hub's environment: nothing else (no tokens, no keys). */
     private static final List<String> INHERITED = List.of("PATH", "LANG", "TZ");
+    /** util-linux's setsid, which puts each command in a session and process group of its own, where it is. */
+    private static final Optional<String> SETSID = java.util.stream.Stream.of("/usr/bin/setsid", "/bin/setsid")
+            .filter(path -> Files.isExecutable(Path.of(path))).findFirst();
 
     /** An agent's state as the API shows it. */
     public enum State {
@@ -382,7 +385,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
 
         private Outcome run(Envelope envelope) throws InterruptedException, CannotStart {
-            ProcessBuilder builder = new ProcessBuilder(limited(spec.limits(), spec.command())).directory(workdir.toFile())
+            ProcessBuilder builder = new ProcessBuilder(commandLine(spec)).directory(workdir.toFile())
                     .redirectError(ProcessBuilder.Redirect.PIPE);
             Map<String, String> env = builder.environment();
             Map<String, String> hub = Map.copyOf(env);
@@ -400,6 +403,11 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                         }
                     }
                 }
+            }
+            if (!runnable(spec.command().getFirst(), Optional.ofNullable(env.get("PATH")), workdir)) {
+                // what runs it (setsid, the limits' shell) would start and fail with a status; say so here
+                throw new CannotStart("no executable " + spec.command().getFirst() + (spec.command().getFirst()
+                        .contains("/") ? "" : " on PATH"));
             }
             env.put("PARLEY_AGENT", spec.id().value());
             env.put("PARLEY_ENVELOPE", envelope.id());
@@ -538,6 +546,27 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
     }
 
+    /** Whether {@code program} names an executable file: a path (from {@code workdir}), or a name found on {@code path}. */
+    static boolean runnable(String program, Optional<String> path, Path workdir) {
+        if (program.contains("/")) {
+            return Files.isExecutable(workdir.resolve(program)) && !Files.isDirectory(workdir.resolve(program));
+        }
+        return path.stream().flatMap(p -> java.util.Arrays.stream(p.split(":"))).filter(dir -> !dir.isEmpty())
+                .map(dir -> Path.of(dir, program)).anyMatch(f -> Files.isExecutable(f) && !Files.isDirectory(f));
+    }
+
+    /**
+     * The command line that runs the agent's command: in a session (and process group) of its
+     * own when {@code setsid} is here, so that a stop ends whatever the command started, also
+     * what left its parent; under the spec's limits.
+     */
+    private static List<String> commandLine(AgentSpec spec) {
+        List<String> line = new java.util.ArrayList<>();
+        SETSID.ifPresent(line::add);
+        line.addAll(limited(spec.limits(), spec.command()));
+        return line;
+    }
+
     /**
      * The command line that runs {@code command} under {@code limits}: the shell sets them as
      * rlimits and then becomes the command ({@code exec}, the same process), or fails with why.
@@ -601,9 +630,24 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
     }
 
-    /** Kills a command and everything it started that still descends from it, and waits for it to be gone. */
+    /**
+     * Kills a command, its process group (it leads one when started by {@code setsid}: this
+     * reaches what it started and left behind) and what still descends from it, and waits for
+     * the command and its descendants to be gone.
+     */
     private static void destroy(ProcessHandle process) {
         List<ProcessHandle> descendants = process.descendants().toList();
+        if (SETSID.isPresent() && process.isAlive()) {
+            try {
+                new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid())
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                        .start().waitFor(5, TimeUnit.SECONDS);
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "the process group of command " + process.pid() + " cannot be killed", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         descendants.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         try {

@@ -159,6 +159,28 @@ class ManagedAgentsTest {
         }
     }
 
+    /** A stop ends what the command started, also what left it (its own process group, by setsid). */
+    @Test
+    void aStopEndsWhatTheCommandStartedAlsoWhatLeftIt() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: forker
+                    parent: lead
+                    command: [sh, -c, "(sleep 605 &); exec sleep 606"]
+                    """)).status());
+            hub.sendOk(lead, "forker", "go");
+            await().atMost(WAIT).until(() -> running("sleep 605") && running("sleep 606"));
+            assertEquals("stopped", hub.post(lead, "/v1/agents/forker/stop", obj()).text("state"));
+            await().atMost(WAIT).until(() -> !running("sleep 605") && !running("sleep 606"));
+        }
+    }
+
+    /** Whether a process runs whose command line ends so (the JDK shows the program by its full path). */
+    private static boolean running(String commandLine) {
+        return ProcessHandle.allProcesses().anyMatch(p -> p.info().commandLine().orElse("").endsWith(commandLine));
+    }
+
     @Test
     void anIdleAgentStopsAndTheNextEnvelopeWakesItAgain() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
