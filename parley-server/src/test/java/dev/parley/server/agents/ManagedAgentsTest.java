@@ -80,11 +80,7 @@ class ManagedAgentsTest {
                 t.join();
             }
             await().atMost(WAIT).until(() -> replies(hub, lead).size() == 21);
-            Map<String, String> answers = new ConcurrentHashMap<>();
-            for (JsonNode reply : replies(hub, lead)) {
-                assertEquals(null, answers.put(reply.get("corrId").asText(), reply.get("text").asText()),
-                        "one reply per envelope");
-            }
+            Map<String, String> answers = answeredOnce(hub, lead);
             for (String id : sent) {
                 String text = hub.get(lead, "/v1/messages/" + id).get("envelope").get("text").asText();
                 assertEquals(text.toUpperCase(java.util.Locale.ROOT), answers.get(id));
@@ -105,12 +101,12 @@ class ManagedAgentsTest {
                     comms: {allow: [nobody]}
                     """)), 400, "invalid_spec");
             assertEquals(404, hub.get(hub.admin(), "/v1/nodes/helper").status(), "nothing created");
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: helper
                     command: [cat]
                     skills: [translate, summarize]
                     comms: {allow: [outsider]}
-                    """)).status());
+                    """);
             // outsider and helper share no group; comms.allow granted each way
             String id = hub.sendOk(outsider, "helper", "ping").text("id");
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(outsider, "/v1/messages/" + id).text("state")));
@@ -139,13 +135,13 @@ class ManagedAgentsTest {
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
             assertEquals("262144\n7\n100", reply(hub, lead, id).get("text").asText(), "the limits the command ran under");
 
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: spinner
                     parent: lead
                     command: [sh, -c, "while :; do :; done"]
                     limits: {cpuTime: 1s}
                     timeout: 5m
-                    """)).status());
+                    """);
             String spin = hub.sendOk(lead, "spinner", "spin").text("id");
             await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/messages/" + spin).text("state")));
             assertTrue(hub.get(lead, "/v1/messages/" + spin).get("timeline").toString()
@@ -164,11 +160,11 @@ class ManagedAgentsTest {
     void aStopEndsWhatTheCommandStartedAlsoWhatLeftIt() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: forker
                     parent: lead
                     command: [sh, -c, "(sleep 605 &); exec sleep 606"]
-                    """)).status());
+                    """);
             hub.sendOk(lead, "forker", "go");
             await().atMost(WAIT).until(() -> running("sleep 605") && running("sleep 606"));
             assertEquals("stopped", hub.post(lead, "/v1/agents/forker/stop", obj()).text("state"));
@@ -185,12 +181,12 @@ class ManagedAgentsTest {
     void anIdleAgentStopsAndTheNextEnvelopeWakesItAgain() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: echo
                     parent: lead
                     command: [cat]
                     idleTimeout: 1s
-                    """)).status());
+                    """);
             String one = hub.sendOk(lead, "echo", "one").text("id");
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + one).text("state")));
             await().atMost(WAIT).until(() -> hub.get(lead, "/v1/agents/echo/logs").body().contains("idle for 1s"));
@@ -210,12 +206,12 @@ class ManagedAgentsTest {
     void sendsAcrossManyIdleStopsAndWakesAreEachAnsweredOnce() throws Exception {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: echo
                     parent: lead
                     command: [cat]
                     idleTimeout: 1s
-                    """)).status());
+                    """);
             List<String> sent = Collections.synchronizedList(new ArrayList<>());
             List<Thread> senders = new ArrayList<>();
             for (int s = 0; s < 3; s++) {
@@ -237,11 +233,7 @@ class ManagedAgentsTest {
                 t.join();
             }
             await().atMost(WAIT).until(() -> replies(hub, lead).size() == sent.size());
-            Map<String, String> answers = new ConcurrentHashMap<>();
-            for (JsonNode reply : replies(hub, lead)) {
-                assertEquals(null, answers.put(reply.get("corrId").asText(), reply.get("text").asText()),
-                        "one reply per envelope");
-            }
+            Map<String, String> answers = answeredOnce(hub, lead);
             assertEquals(new java.util.TreeSet<>(sent), new java.util.TreeSet<>(answers.keySet()));
             // However the paced sends fell, the worker ends once they stop, and the next send wakes it.
             await().atMost(WAIT).until(() -> hub.get(lead, "/v1/agents/echo/logs?lines=1000").body()
@@ -256,11 +248,11 @@ class ManagedAgentsTest {
     void aFailingCommandFailsItsEnvelopeWithTheReasonAndLogsItsStderr() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: grumpy
                     parent: lead
                     command: [sh, -c, "echo oops >&2; exit 3"]
-                    """)).status());
+                    """);
             String id = hub.sendOk(lead, "grumpy", "please").text("id");
             await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
             assertTrue(hub.get(lead, "/v1/messages/" + id).get("timeline").toString()
@@ -269,11 +261,11 @@ class ManagedAgentsTest {
             assertTrue(log.contains("oops") && log.contains("exited with status 3"), log);
 
             // A program that cannot be started fails the agent: no spinning, nothing woken until a restart.
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: ghost
                     parent: lead
                     command: [/nonexistent/program]
-                    """)).status());
+                    """);
             String lost = hub.sendOk(lead, "ghost", "anyone?").text("id");
             await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/agents/ghost").text("state")));
             assertTrue(hub.get(lead, "/v1/agents/ghost").text("failure").contains("cannot start /nonexistent/program"));
@@ -299,12 +291,12 @@ class ManagedAgentsTest {
         String id;
         try (HubFixture hub = HubFixture.start(data)) {
             lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+            startAgent(hub, """
                     id: slow
                     parent: lead
                     command: [sh, -c, "if [ -e started ]; then tr a-z A-Z; else touch started; exec sleep 601; fi"]
                     workdir: %s
-                    """.formatted(tmp))).status());
+                    """.formatted(tmp));
             id = hub.sendOk(lead, "slow", "patience").text("id");
             await().atMost(WAIT).until(() -> Files.exists(tmp.resolve("started")));
         } // the hub stops with the command in flight; the envelope is not settled
@@ -323,7 +315,7 @@ class ManagedAgentsTest {
         String id;
         try (HubFixture hub = HubFixture.start(data)) {
             lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", UPPER + "parent: lead\n")).status());
+            startAgent(hub, UPPER + "parent: lead\n");
             assertEquals("stopped", hub.post(lead, "/v1/agents/upper/stop", obj()).text("state"));
             id = hub.sendOk(lead, "upper", "wait for me").text("id");
             assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.stop").body().contains("upper"));
@@ -363,7 +355,7 @@ class ManagedAgentsTest {
             }
             assertEquals(0, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
             // Another node sees neither the agent nor its log.
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", UPPER + "parent: lead\n")).status());
+            startAgent(hub, UPPER + "parent: lead\n");
             String other = hub.createNode("other", null);
             assertError(hub.get(other, "/v1/agents/upper"), 404, "node_not_found");
             assertError(hub.get(other, "/v1/agents/upper/logs"), 404, "node_not_found");
@@ -371,6 +363,22 @@ class ManagedAgentsTest {
             assertEquals(1, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
             assertTrue(hub.get(lead, "/v1/agents/upper/spec").body().contains("tr a-z A-Z"));
         }
+    }
+
+    /** Starts an agent as the admin, which must be answered 201. */
+    private static void startAgent(HubFixture hub, String spec) {
+        HubFixture.Resp started = hub.post(hub.admin(), "/v1/agents", obj("spec", spec));
+        assertEquals(201, started.status(), started::toString);
+    }
+
+    /** The replies in {@code token}'s inbox by the envelope each answers, asserting one reply per envelope. */
+    private static Map<String, String> answeredOnce(HubFixture hub, String token) {
+        Map<String, String> answers = new ConcurrentHashMap<>();
+        for (JsonNode reply : replies(hub, token)) {
+            assertEquals(null, answers.put(reply.get("corrId").asText(), reply.get("text").asText()),
+                    "one reply per envelope");
+        }
+        return answers;
     }
 
     private static List<JsonNode> replies(HubFixture hub, String token) {
