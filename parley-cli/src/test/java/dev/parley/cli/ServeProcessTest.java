@@ -72,20 +72,11 @@ class ServeProcessTest {
      */
     @Test
     void aHubKilledUnderAnAgentsCommandKillsItsLeftoverOnRestartAndAnswersTheEnvelope() throws Exception {
-        String url = serve().toString();
-        String admin = Files.readString(tmp.resolve("data").resolve("admin.token")).strip();
-        String lead = CliRun.parley("node", "add", "lead", "--json", "--url", url, "--token", admin).json()
-                .path("token").asText();
-        Path spec = tmp.resolve("slow.yaml");
-        Files.writeString(spec, """
-                id: slow
-                parent: lead
+        Scene scene = sendToAgent("""
                 command: [sh, -c, "if [ -e done ]; then tr a-z A-Z; else touch done; exec sleep 602; fi"]
-                workdir: %s
-                """.formatted(tmp));
-        assertEquals(0, CliRun.parley("agent", "start", "--spec", spec.toString(), "--url", url, "--token", admin).exit);
-        String id = CliRun.parley("send", "--to", "slow", "again", "--json", "--url", url, "--token", lead).json()
-                .path("id").asText();
+                """);
+        String id = scene.id();
+        String lead = scene.lead();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> leftover().isPresent());
         ProcessHandle command = leftover().orElseThrow();
 
@@ -101,9 +92,73 @@ class ServeProcessTest {
         assertTrue(logs.contains("killed the command (pid " + command.pid() + ")"), logs);
     }
 
+    /**
+     * The same with a {@code runner: process} agent (the example shell agent) holding a claim:
+     * its process is orphaned by the SIGKILL, killed by the next hub, and the envelope, still
+     * claimed, is taken up again and answered.
+     */
+    @Test
+    void aHubKilledUnderAProcessAgentHoldingAClaimKillsTheOrphanAndTheEnvelopeIsAnswered() throws Exception {
+        Path shellAgent = Path.of("..", "examples", "agents", "shell-agent.sh").toAbsolutePath().normalize();
+        org.junit.jupiter.api.Assumptions.assumeTrue(onPath("curl") && onPath("jq"),
+                "the example shell agent needs curl and jq");
+        Scene scene = sendToAgent("""
+                runner: process
+                command: [sh, %s, sh, -c, "if [ -e done ]; then tr a-z A-Z; else touch done; exec sleep 603; fi"]
+                """.formatted(shellAgent));
+        String id = scene.id();
+        String lead = scene.lead();
+        String url = scene.url();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> sleeping("603").isPresent());
+        ProcessHandle command = sleeping("603").orElseThrow();
+        assertEquals("processing", CliRun.parley("status", id, "--json", "--url", url, "--token", lead).json()
+                .path("state").asText(), "claimed by the agent's process");
+
+        hub.destroyForcibly(); // SIGKILL: the agent's process and its command are orphaned
+        hub.waitFor(30, TimeUnit.SECONDS);
+        assertTrue(command.isAlive(), "the scenario: an agent's process outlives a hub killed with SIGKILL");
+
+        String again = serve().toString();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !command.isAlive());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> "replied".equals(
+                CliRun.parley("status", id, "--json", "--url", again, "--token", lead).json().path("state").asText()));
+        String logs = CliRun.parley("agent", "logs", "slow", "--url", again, "--token", lead).out();
+        assertTrue(logs.contains("the hub's previous run left running"), logs);
+        assertTrue(sleeping("603").isEmpty(), "no orphan left");
+    }
+
+    /** A hub process, its node lead, and lead's "again" sent to agent slow (lead its parent, {@code spec} the rest). */
+    private Scene sendToAgent(String spec) throws Exception {
+        String url = serve().toString();
+        String admin = Files.readString(tmp.resolve("data").resolve("admin.token")).strip();
+        String lead = CliRun.parley("node", "add", "lead", "--json", "--url", url, "--token", admin).json()
+                .path("token").asText();
+        Path file = tmp.resolve("slow.yaml");
+        Files.writeString(file, "id: slow\nparent: lead\nworkdir: " + tmp + "\n" + spec);
+        assertEquals(0, CliRun.parley("agent", "start", "--spec", file.toString(), "--url", url, "--token", admin).exit);
+        String id = CliRun.parley("send", "--to", "slow", "again", "--json", "--url", url, "--token", lead).json()
+                .path("id").asText();
+        return new Scene(url, lead, id);
+    }
+
+    private record Scene(String url, String lead, String id) {
+    }
+
+    private static boolean onPath(String program) {
+        return java.util.Arrays.stream(System.getenv("PATH").split(":"))
+                .anyMatch(dir -> Files.isExecutable(Path.of(dir, program)));
+    }
+
     /** The agent's command this test started, while it runs. */
     private static Optional<ProcessHandle> leftover() {
         return ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains("sleep 602"))
+                .findFirst();
+    }
+
+    /** A {@code sleep SECONDS} process (not the shell whose script names it). */
+    private static Optional<ProcessHandle> sleeping(String seconds) {
+        return ProcessHandle.allProcesses().filter(p -> p.info().command().orElse("").endsWith("/sleep")
+                && java.util.Arrays.equals(p.info().arguments().orElse(new String[0]), new String[] {seconds}))
                 .findFirst();
     }
 

@@ -46,10 +46,6 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
         if (command.size() > MAX_ARGS) {
             throw invalid("command: at most " + MAX_ARGS + " arguments");
         }
-        if (runner == Runner.PROCESS) {
-            throw invalid("runner: process (an agent that speaks the agent protocol itself) is not supported yet;"
-                    + " use runner: command");
-        }
         for (String name : env.keySet()) {
             if (!ENV_NAME.matcher(name).matches()) {
                 throw invalid("env: " + name + " is not a variable name (letters, digits, _; not a digit first)");

@@ -105,6 +105,14 @@ public final class Agents {
                 stop ? "stopped" : "restarted", Optional.empty(), rules.version(), Optional.empty()));
     }
 
+    /**
+     * A fresh token for the agent's process ({@code runner: process}), issued each time it
+     * starts, so a process from before holds none that works; audited {@code token.rotate}.
+     */
+    public String credential(NodeId id) {
+        return registry.rotateToken(new Principal.Admin(), id);
+    }
+
     /** Records that the agent's command cannot be started ({@code why}): it stays failed, across hub restarts, until restarted. */
     public void failed(NodeId id, String why) {
         Actor actor = new Actor("hub", "agent.fail", clock.instant()); // no caller: the hub found it

@@ -13,6 +13,20 @@ public sealed interface DeliveryEvent {
         }
     }
 
+    /** The receiver claimed it: it is working on it (the agent protocol). */
+    record Claimed(String by) implements DeliveryEvent {
+        public String detail() {
+            return "claimed by " + by;
+        }
+    }
+
+    /** The sweep took a claim back: the envelope waits to be claimed again. */
+    record Released(String why) implements DeliveryEvent {
+        public String detail() {
+            return why;
+        }
+    }
+
     /** The receiver acked that its turn finished. */
     record Processed() implements DeliveryEvent {
         public String detail() {

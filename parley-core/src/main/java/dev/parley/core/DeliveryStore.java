@@ -19,6 +19,8 @@ public interface DeliveryStore {
         PUSH,
         /** A check that a delivered envelope was acked in time. */
         REDELIVER,
+        /** A claim taken back by the sweep: the envelope is delivered again once its backoff is over. */
+        RELEASE,
         /** A check that a request was replied to or processed in time. */
         DEADLINE,
         /**
@@ -50,9 +52,9 @@ public interface DeliveryStore {
     void pushFailed(Envelope envelope, DeliveryEvent.PushFailed event, Instant at, Instant retryAt);
 
     /**
-     * The envelope was not acked in time: it becomes attempt {@code attempt}, undelivered
+     * The envelope was not acked in time, or its claim was taken back: it becomes attempt {@code attempt}, undelivered
      * again, and (for webhook nodes) its push is due now. Returns it at its new attempt,
-     * or nothing when it was acked meanwhile.
+     * or nothing when it was acked or claimed meanwhile.
      */
     Optional<Envelope> redeliver(String envelopeId, int attempt, Instant at, String why);
 

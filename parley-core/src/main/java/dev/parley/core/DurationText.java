@@ -38,4 +38,13 @@ public final class DurationText {
         }
         return duration;
     }
+
+    /** {@code duration} as people read it and {@link #parse} takes it back: {@code 30m}, {@code 61s}, {@code 250ms}. */
+    public static String format(Duration duration) {
+        if (duration.toMillis() < 1_000) {
+            return duration.toMillis() + "ms";
+        }
+        long seconds = duration.toSeconds();
+        return seconds % 60 == 0 ? seconds / 60 + "m" : seconds + "s";
+    }
 }

@@ -35,6 +35,10 @@ public enum ErrorCode {
     METHOD_NOT_ALLOWED(405),
     NODE_EXISTS(409),
     INVALID_TRANSITION(409),
+    /** A heartbeat for an envelope that is not claimed. */
+    NOT_CLAIMED(409),
+    /** A claim on an envelope whose earlier claim was taken back, before its backoff is over. */
+    CLAIM_BACKOFF(409),
     PAYLOAD_TOO_LARGE(413),
     UNSUPPORTED_MEDIA_TYPE(415),
     // --- admission by invite and rate limits ---

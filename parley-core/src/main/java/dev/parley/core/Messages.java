@@ -22,10 +22,7 @@ public final class Messages {
 
     /** The receiver reports the outcome of its turn; the state machine decides whether it counts. */
     public DeliveryState ack(Principal caller, String id, DeliveryEvent event) {
-        MessageRecord record = visible(store, caller, id);
-        if (!(caller instanceof Principal.Caller c) || !c.id().equals(record.envelope().to())) {
-            throw new ParleyException(ErrorCode.FORBIDDEN, "only the receiver may ack " + id);
-        }
+        receiver(store, caller, id, "ack");
         String reason = event instanceof DeliveryEvent.Failed f ? f.reason() : "processed";
         AuditEntry audit = new AuditEntry(clock.instant(), caller.name(), "ack", id, AuditEntry.Decision.ALLOW, reason,
                 Optional.of(id), rules.version());
@@ -51,6 +48,15 @@ public final class Messages {
             throw notFound(id);
         }
         return record;
+    }
+
+    /** The envelope's receiver, when {@code caller} is it; 403 for its sender, 404 for anyone else. */
+    static NodeId receiver(EventStore store, Principal caller, String id, String what) {
+        MessageRecord record = visible(store, caller, id);
+        if (!(caller instanceof Principal.Caller c) || !c.id().equals(record.envelope().to())) {
+            throw new ParleyException(ErrorCode.FORBIDDEN, "only the receiver may " + what + " " + id);
+        }
+        return c.id();
     }
 
     static ParleyException notFound(String id) {

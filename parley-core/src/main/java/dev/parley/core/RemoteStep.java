@@ -5,7 +5,7 @@ import java.util.Optional;
 
 /**
  * A step the owner of an envelope's target reports back to the sender's gateway: accepted
- * (committed to the target's inbox there), delivered, processed, failed, replied, or
+ * (committed to the target's inbox there), delivered, claimed (processing), processed, failed, replied, or
  * dead-lettered.
  */
 public record RemoteStep(String ref, DeliveryState state, Instant at, String detail) {
@@ -21,7 +21,7 @@ public record RemoteStep(String ref, DeliveryState state, Instant at, String det
             case FAILED -> Optional.of(new DeliveryEvent.Failed(detail));
             case REPLIED -> Optional.of(new DeliveryEvent.Replied(detail));
             case DEAD_LETTERED -> Optional.of(new DeliveryEvent.DeadLettered(detail));
-            case ACCEPTED, DELIVERED, RETRY_PENDING, INCIDENT -> Optional.empty();
+            case ACCEPTED, DELIVERED, PROCESSING, RETRY_PENDING, INCIDENT -> Optional.empty();
         };
     }
 }

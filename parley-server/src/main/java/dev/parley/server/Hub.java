@@ -12,6 +12,7 @@ import dev.parley.core.GatewayInvites;
 import dev.parley.core.GatewayMint;
 import dev.parley.core.AgentStore;
 import dev.parley.core.Agents;
+import dev.parley.core.Claims;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.Inboxes;
@@ -38,6 +39,7 @@ import dev.parley.nats.GatewayConfig;
 import dev.parley.nats.auth.AuthorityFile;
 import dev.parley.server.agents.AgentRuntime;
 import dev.parley.server.agents.AgentSpecs;
+import dev.parley.server.agents.Sweeper;
 import dev.parley.server.a2a.A2aAgent;
 import dev.parley.server.a2a.A2aCards;
 import dev.parley.server.a2a.A2aPushes;
@@ -103,6 +105,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -128,11 +131,13 @@ public final class Hub implements AutoCloseable {
     private final String adminToken;
     private final boolean adminTokenCreated;
     private final String host;
+    private final Sweeper sweeper;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
     private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, List<AutoCloseable> services, McpRoutes mcp,
-                Admission admission, String adminToken, boolean adminTokenCreated, String host) {
+                Admission admission, String adminToken, boolean adminTokenCreated, String host, Sweeper sweeper) {
+        this.sweeper = sweeper;
         this.server = server;
         this.store = store;
         this.feeds = feeds;
@@ -144,6 +149,11 @@ public final class Hub implements AutoCloseable {
         this.host = host;
     }
 
+    /** Sweeps the agent protocol's claims now, as the hub does every {@link dev.parley.core.Sweep#INTERVAL}. */
+    public Claims.Swept sweep() {
+        return sweeper.sweep();
+    }
+
     public static Hub start(HubConfig config) {
         return start(config, System::nanoTime);
     }
@@ -153,8 +163,15 @@ public final class Hub implements AutoCloseable {
      * test can hold time still and count a limit exactly however slow the machine is.
      */
     public static Hub start(HubConfig config, LongSupplier ticker) {
+        return start(config, ticker, () -> Instant.ofEpochMilli(System.currentTimeMillis())); // the wire has millisecond times
+    }
+
+    /**
+     * Starts a hub that tells the time by {@code clock} (millisecond times), so a test can move
+     * it on and see what the hub decides then, such as the sweep of claims.
+     */
+    public static Hub start(HubConfig config, LongSupplier ticker, InstantSource clock) {
         JsonLogFormatter.install();
-        InstantSource clock = () -> Instant.ofEpochMilli(System.currentTimeMillis()); // the wire has millisecond times
         boolean[] created = new boolean[1];
         String admin = config.adminToken().orElseGet(() -> loadOrCreateAdminToken(config.dataDir(), created));
 
@@ -203,6 +220,7 @@ public final class Hub implements AutoCloseable {
             metrics.policyVersionFrom(() -> livePolicy.state().version());
             Router router = new Router(graph, access, schemas, store, clock, ids, federation);
             Messages messages = new Messages(store, livePolicy, clock);
+            Notices notices = new Notices(ids, livePolicy);
             Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids);
             Peers peers = new Peers(graph, access, clock);
 
@@ -210,7 +228,7 @@ public final class Hub implements AutoCloseable {
             DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, livePolicy, clock);
             ReplyWaiters waiters = new ReplyWaiters(deliveries);
             Dispatcher dispatcher = new Dispatcher(deliveries, store.federation(), federation, config.gateway()
-                    .map(GatewayConfig::ownerAck).orElse(OwnerAckPolicy.DEFAULT), policies, feeds, new Notices(ids, livePolicy),
+                    .map(GatewayConfig::ownerAck).orElse(OwnerAckPolicy.DEFAULT), policies, feeds, notices,
                     new Courier(config.pushTimeout()), metrics, clock);
             services.add(dispatcher);
             StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
@@ -226,11 +244,12 @@ public final class Hub implements AutoCloseable {
             // Managed agents: the hub runs them (runner: command), woken by their mail.
             SqliteAgents agentSpecs = store.agents();
             Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, clock);
+            AtomicReference<String> url = new AtomicReference<>();
             AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages,
-                    config.dataDir().resolve("agents"), agents::failed, clock);
+                    config.dataDir().resolve("agents"), agents::failed, agents::credential, url::get, clock);
             services.add(agentRuntime);
             committed.add(agentRuntime);
-            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, graph, id, stored));
+            Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
             HubConfig.Transport transport = config.transport();
@@ -243,7 +262,7 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
-            new MessageRoutes(router, messages, waiters, metrics).register(routes);
+            new MessageRoutes(router, messages, claims, waiters, metrics).register(routes);
             new InboxRoutes(inboxes, stream).register(routes);
             new DeliveryRoutes(policies).register(routes);
             new DeadLetterRoutes(new DeadLetters(deliveries, livePolicy, clock, redriven -> {
@@ -288,7 +307,13 @@ public final class Hub implements AutoCloseable {
                     .routing(routes::install)
                     .build()
                     .start();
-            Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host());
+            // Agents start once the hub listens: a process agent speaks to it at once.
+            url.set("http://" + config.host() + ":" + server.port());
+            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, graph, id, stored));
+            // Then the first sweep: claims whose claimant is gone (its process died with the hub before) are taken back.
+            Sweeper sweeper = new Sweeper(claims, agentRuntime, metrics, dispatcher::wake, clock);
+            services.add(sweeper.start(config.sweepInterval()));
+            Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host(), sweeper);
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                     + " (" + snapshot.nodes().size() + " nodes)");
             return hub;

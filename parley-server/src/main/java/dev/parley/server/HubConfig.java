@@ -23,49 +23,58 @@ import java.util.Optional;
  * @param policy             policy rules and audit retention (see {@link Policy})
  * @param transport          connection timeouts and the per-address connection cap (see {@link Transport})
  * @param gateway            federation over NATS ({@code --gateway}, {@code --nats}); empty: a single-host hub
+ * @param sweepInterval      how often the sweep of the agent protocol's claims runs after the first, at start
+ *                           (default {@link dev.parley.core.Sweep#INTERVAL}, 60 s)
  */
 public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optional<String> adminToken,
                         Duration heartbeat, Duration slowReaderTimeout, long maxBodyBytes, Duration pushTimeout,
-                        Gate gate, Policy policy, Transport transport, Optional<GatewayConfig> gateway) {
+                        Gate gate, Policy policy, Transport transport, Optional<GatewayConfig> gateway,
+                        Duration sweepInterval) {
     public static final int DEFAULT_PORT = 7420;
     public static final String DEFAULT_HOST = "127.0.0.1";
 
     public static HubConfig defaults(Path dataDir) {
         return new HubConfig(dataDir, DEFAULT_HOST, DEFAULT_PORT, 1, Optional.empty(), Duration.ofSeconds(15),
                 Duration.ofSeconds(30), 256 * 1024, Duration.ofSeconds(10), Gate.DEFAULTS, Policy.DEFAULTS,
-                Transport.DEFAULTS, Optional.empty());
+                Transport.DEFAULTS, Optional.empty(), dev.parley.core.Sweep.INTERVAL);
+    }
+
+    /** Runs the periodic sweep every {@code interval} (a test that sweeps by itself sets it beyond its own length). */
+    public HubConfig withSweepInterval(Duration interval) {
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
+                pushTimeout, gate, policy, transport, gateway, interval);
     }
 
     public HubConfig withPort(int newPort) {
-        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withHost(String newHost) {
-        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withMaxDepth(int depth) {
-        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withAdminToken(Optional<String> token) {
-        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withHeartbeat(Duration interval) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withSlowReaderTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withMaxBodyBytes(long bytes) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withPushTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport, gateway);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport, gateway, sweepInterval);
     }
 
     // --- admission by invite and rate limits ---
@@ -99,7 +108,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withGate(Gate newGate) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, newGate, policy, transport, gateway);
+                pushTimeout, newGate, policy, transport, gateway, sweepInterval);
     }
 
     public HubConfig withRequireNodeProof(boolean required) {
@@ -143,7 +152,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withPolicyConfig(Policy newPolicy) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, newPolicy, transport, gateway);
+                pushTimeout, gate, newPolicy, transport, gateway, sweepInterval);
     }
 
     /** Loads policy rules from {@code file} (JSON or YAML) and reloads them when it changes. */
@@ -196,11 +205,11 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withTransport(Transport newTransport) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, policy, newTransport, gateway);
+                pushTimeout, gate, policy, newTransport, gateway, sweepInterval);
     }
 
     /** Runs the hub as gateway {@code config} of a federation over NATS JetStream. */
     public HubConfig withGateway(Optional<GatewayConfig> config) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, config);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, config, sweepInterval);
     }
 }

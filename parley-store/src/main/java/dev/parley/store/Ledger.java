@@ -219,6 +219,9 @@ final class Ledger {
                     var forget = s.get("DELETE FROM schedule WHERE envelope_id = ?");
                     forget.setString(1, envelopeId);
                     forget.executeUpdate();
+                    var unclaim = s.get("DELETE FROM claims WHERE envelope_id = ?");
+                    unclaim.setString(1, envelopeId);
+                    unclaim.executeUpdate();
                 }
             }
             case Transition.Unchanged unchanged -> insertTimeline(s, envelopeId, unchanged.from(), at, detail);

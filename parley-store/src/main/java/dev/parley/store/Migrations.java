@@ -25,7 +25,8 @@ final class Migrations {
             "V6__federation.sql",
             "V7__relay_positions.sql",
             "V8__gateway_invites.sql",
-            "V9__agents.sql");
+            "V9__agents.sql",
+            "V10__claims.sql");
 
     private Migrations() {
     }

@@ -140,8 +140,10 @@ public final class SqliteDeliveries implements DeliveryStore {
     public Optional<Envelope> redeliver(String envelopeId, int attempt, Instant at, String why) {
         return writer.submit(tx -> {
             var s = tx.statements();
-            if (Ledger.settled(current(s, envelopeId))) {
+            DeliveryState state = current(s, envelopeId);
+            if (Ledger.settled(state) || state == DeliveryState.PROCESSING) {
                 Ledger.unschedule(s, envelopeId, Purpose.REDELIVER);
+                Ledger.unschedule(s, envelopeId, Purpose.RELEASE);
                 return Optional.empty();
             }
             // The envelope row keeps only the latest delivery; the earlier one moves to the timeline.
@@ -154,6 +156,7 @@ public final class SqliteDeliveries implements DeliveryStore {
             update.setString(2, envelopeId);
             update.executeUpdate();
             Ledger.unschedule(s, envelopeId, Purpose.REDELIVER);
+            Ledger.unschedule(s, envelopeId, Purpose.RELEASE);
             Ledger.insertTimeline(s, envelopeId, current(s, envelopeId), at, why + "; redelivering as attempt " + attempt);
             var push = s.get("INSERT OR REPLACE INTO schedule (envelope_id, purpose, due_at, attempt)"
                     + " SELECT e.id, 'push', ?, ? FROM envelopes e JOIN delivery_policies p ON p.node_id = e.to_node"

@@ -133,6 +133,10 @@ public final class SqliteStore implements EventStore {
     }
 
     /** Managed agents' specs, on the same writer and readers. */
+    public SqliteClaims claims() {
+        return new SqliteClaims(writer, readers);
+    }
+
     public SqliteAgents agents() {
         return new SqliteAgents(writer, readers);
     }

@@ -14,6 +14,7 @@ import dev.parley.core.ParleyException;
 import dev.parley.core.Payload;
 import dev.parley.core.Principal;
 import dev.parley.core.Router;
+import dev.parley.core.Sweep;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -45,6 +46,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -71,6 +74,10 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     static final long MAX_LOG_BYTES = 1024 * 1024;
     /** Most commands running at once on this hub, all agents together; the others wait their turn. */
     static final int MAX_RUNNING = 16;
+    /** A process that ends sooner than this after its start counts towards a crash loop. */
+    private static final long STABLE_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** A process that ends this many times in a row, each soon after its start, fails its agent. */
+    static final int MAX_CRASHES = 5;
     /** How often a worker with nothing to do looks whether its node still exists. */
     private static final long LOOK_MS = 60_000;
     private static final int PAGE = 16;
@@ -108,14 +115,21 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     /** Told, before the agent turns failed, why its command cannot be started: the failure outlives the hub. */
     private final BiConsumer<NodeId, String> failed;
     private final InstantSource clock;
+    /** Issues a fresh token for an agent whose process starts (runner: process); the one before stops working. */
+    private final Function<NodeId, String> credential;
+    /** The hub's URL, for the processes that speak the agent protocol to it. */
+    private final Supplier<String> url;
     private final Semaphore commands = new Semaphore(MAX_RUNNING);
     private final Map<NodeId, Agent> agents = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
     public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Path home,
-                        BiConsumer<NodeId, String> failed, InstantSource clock) {
+                        BiConsumer<NodeId, String> failed, Function<NodeId, String> credential, Supplier<String> url,
+                        InstantSource clock) {
         this.failed = failed;
+        this.credential = credential;
+        this.url = url;
         this.graph = graph;
         this.store = store;
         this.router = router;
@@ -201,6 +215,29 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             throw new UncheckedIOException("reading the log of agent " + id, e);
         }
         return List.copyOf(last);
+    }
+
+    /**
+     * For the sweep: the process of a {@code runner: process} agent this hub runs, alive or
+     * gone; any other claimant runs itself.
+     */
+    public Sweep.Process process(NodeId node) {
+        Agent agent = agents.get(node);
+        if (agent == null || agent.spec.runner() != AgentSpec.Runner.PROCESS) {
+            return Sweep.Process.ITS_OWN;
+        }
+        Process running = agent.running;
+        return running != null && running.isAlive() ? Sweep.Process.ALIVE : Sweep.Process.GONE;
+    }
+
+    /** For the sweep: kills the agent's stuck process; its supervisor starts it again. */
+    public void kill(NodeId node) {
+        Agent agent = agents.get(node);
+        Process running = agent == null ? null : agent.running;
+        if (running != null) {
+            agent.note("the sweep found its process stuck and killed it (see the audit log: claim.reset)");
+            destroy(running.toHandle());
+        }
     }
 
     @Override
@@ -296,6 +333,10 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
 
         private void work() {
             try {
+                if (spec.runner() == AgentSpec.Runner.PROCESS) {
+                    supervise();
+                    return;
+                }
                 while (active()) {
                     mail.drainPermits();
                     long after = 0; // past envelopes this pass could not settle (the store failing); the next pass retries them
@@ -349,11 +390,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 }
                 settled.incrementAndGet();
             } catch (CannotStart e) {
-                String why = "cannot start " + spec.command().getFirst() + ": " + e.getMessage();
-                note(why);
                 fail(envelope, "the agent's command cannot be started");
-                failed.accept(spec.id(), why);
-                halt(State.FAILED, Optional.of(why));
+                cannotStart(e.getMessage());
             } catch (ParleyException | UncheckedIOException e) {
                 LOG.log(Level.WARNING, "agent " + spec.id() + " could not settle envelope " + envelope.id()
                         + "; it is taken again on its next pass", e);
@@ -388,28 +426,10 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             ProcessBuilder builder = new ProcessBuilder(commandLine(spec)).directory(workdir.toFile())
                     .redirectError(ProcessBuilder.Redirect.PIPE);
             Map<String, String> env = builder.environment();
-            Map<String, String> hub = Map.copyOf(env);
-            env.clear();
-            INHERITED.forEach(name -> Optional.ofNullable(hub.get(name)).ifPresent(v -> env.put(name, v)));
-            env.put("HOME", workdir.toString());
-            for (var e : spec.env().entrySet()) {
-                switch (e.getValue()) {
-                    case AgentSpec.EnvValue.Text text -> env.put(e.getKey(), text.value());
-                    case AgentSpec.EnvValue.File file -> {
-                        try {
-                            env.put(e.getKey(), Files.readString(Path.of(file.path())).strip());
-                        } catch (IOException | RuntimeException unreadable) {
-                            return new Outcome.Failed("env " + e.getKey() + ": its file cannot be read");
-                        }
-                    }
-                }
+            Optional<String> unreadable = environment(env);
+            if (unreadable.isPresent()) {
+                return new Outcome.Failed(unreadable.get());
             }
-            if (!runnable(spec.command().getFirst(), Optional.ofNullable(env.get("PATH")), workdir)) {
-                // what runs it (setsid, the limits' shell) would start and fail with a status; say so here
-                throw new CannotStart("no executable " + spec.command().getFirst() + (spec.command().getFirst()
-                        .contains("/") ? "" : " on PATH"));
-            }
-            env.put("PARLEY_AGENT", spec.id().value());
             env.put("PARLEY_ENVELOPE", envelope.id());
             env.put("PARLEY_FROM", envelope.from().value());
             commands.acquire();
@@ -461,6 +481,163 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     appendLog(stderr(err));
                 }
             }
+        }
+
+        /**
+         * Fills the environment a command or process of the agent starts with: {@code PATH},
+         * {@code LANG}, {@code TZ} of the hub's, {@code HOME}, the spec's {@code env} (secrets read
+         * from their files now), {@code PARLEY_AGENT}. Says why when a secret's file cannot be
+         * read; throws when the program cannot be started at all.
+         */
+        private Optional<String> environment(Map<String, String> env) throws CannotStart {
+            Map<String, String> hub = Map.copyOf(env);
+            env.clear();
+            INHERITED.forEach(name -> Optional.ofNullable(hub.get(name)).ifPresent(v -> env.put(name, v)));
+            env.put("HOME", workdir.toString());
+            for (var e : spec.env().entrySet()) {
+                switch (e.getValue()) {
+                    case AgentSpec.EnvValue.Text text -> env.put(e.getKey(), text.value());
+                    case AgentSpec.EnvValue.File file -> {
+                        try {
+                            env.put(e.getKey(), Files.readString(Path.of(file.path())).strip());
+                        } catch (IOException | RuntimeException unreadable) {
+                            return Optional.of("env " + e.getKey() + ": its file cannot be read");
+                        }
+                    }
+                }
+            }
+            if (!runnable(spec.command().getFirst(), Optional.ofNullable(env.get("PATH")), workdir)) {
+                // what runs it (setsid, the limits' shell) would start and fail with a status; say so here
+                throw new CannotStart("no executable " + spec.command().getFirst() + (spec.command().getFirst()
+                        .contains("/") ? "" : " on PATH"));
+            }
+            env.put("PARLEY_AGENT", spec.id().value());
+            return Optional.empty();
+        }
+
+        /**
+         * {@code runner: process}: runs the agent's one long-running process, which speaks the
+         * agent protocol to the hub with a token issued for this start. It is started again when
+         * it ends with mail left (or always, for {@code wake: always}), after a backoff when it
+         * ends soon after its start; {@link #MAX_CRASHES} such ends in a row fail the agent, so it
+         * never spins. An {@code on-message} agent's process is stopped after its idle timeout
+         * with nothing unsettled in its inbox.
+         */
+        private void supervise() throws InterruptedException {
+            int crashes = 0;
+            while (active()) {
+                long started = System.nanoTime();
+                Process process;
+                try {
+                    process = launch();
+                } catch (CannotStart e) {
+                    cannotStart(e.getMessage());
+                    return;
+                }
+                boolean idle;
+                try {
+                    idle = watch(process);
+                } finally {
+                    destroy(process.toHandle());
+                    forget();
+                    running = null;
+                }
+                if (idle || !active()) {
+                    return;
+                }
+                int status = process.exitValue();
+                boolean quick = System.nanoTime() - started < STABLE_NANOS;
+                crashes = quick ? crashes + 1 : 0;
+                note("its process exited with status " + status);
+                if (status == 0 && spec.wake() == AgentSpec.Wake.ON_MESSAGE && store.unackedAfter(spec.id(), 0, 1).isEmpty()
+                        && state.compareAndSet(State.RUNNING, State.IDLE)) {
+                    return;
+                }
+                if (crashes >= MAX_CRASHES) {
+                    String why = "its process ended " + crashes + " times in a row within "
+                            + TimeUnit.NANOSECONDS.toSeconds(STABLE_NANOS) + " s of its start (last status " + status + ")";
+                    note(why);
+                    failed.accept(spec.id(), why);
+                    halt(State.FAILED, Optional.of(why));
+                    return;
+                }
+                if (crashes > 0) {
+                    long backoff = 1_000L << (crashes - 1);
+                    note("starting it again in " + backoff + " ms");
+                    Thread.sleep(backoff); // a stop interrupts it
+                }
+            }
+        }
+
+        /** Starts the agent's process, its stdout and stderr going to the agent's log. */
+        private Process launch() throws CannotStart {
+            ProcessBuilder builder = new ProcessBuilder(commandLine(spec)).directory(workdir.toFile())
+                    .redirectErrorStream(true);
+            Map<String, String> env = builder.environment();
+            Optional<String> unreadable = environment(env);
+            if (unreadable.isPresent()) {
+                throw new CannotStart(unreadable.get());
+            }
+            env.put("PARLEY_URL", url.get());
+            env.put("PARLEY_TOKEN", credential.apply(spec.id()));
+            try {
+                rotateLog();
+                Files.createDirectories(workdir);
+                Process process = builder.start();
+                running = process;
+                remember(process.toHandle());
+                process.getOutputStream().close(); // it reads its work from the hub, not from stdin
+                Thread.ofVirtual().start(() -> copyToLog(process.getInputStream()));
+                process.onExit().thenRun(mail::release); // wakes watch()
+                note("started its process (pid " + process.pid() + ")");
+                return process;
+            } catch (IOException e) {
+                throw new CannotStart(e.getMessage());
+            }
+        }
+
+        /**
+         * Waits while the process runs and the agent is active; returns true when an
+         * {@code on-message} agent went idle (its process is then to be stopped).
+         */
+        private boolean watch(Process process) throws InterruptedException {
+            long idleSince = System.nanoTime();
+            while (active() && process.isAlive()) {
+                long wait = spec.wake() == AgentSpec.Wake.ALWAYS ? LOOK_MS
+                        : Math.min(LOOK_MS, Math.max(1, spec.idleTimeout().toMillis()
+                                - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - idleSince)));
+                if (mail.tryAcquire(wait, TimeUnit.MILLISECONDS)) {
+                    mail.drainPermits();
+                    idleSince = System.nanoTime();
+                } else if (spec.wake() == AgentSpec.Wake.ON_MESSAGE
+                        && System.nanoTime() - idleSince >= spec.idleTimeout().toNanos()) {
+                    if (!store.unackedAfter(spec.id(), 0, 1).isEmpty()) {
+                        idleSince = System.nanoTime(); // at work: not idle
+                    } else if (state.compareAndSet(State.RUNNING, State.IDLE)) {
+                        note("idle for " + spec.idleTimeout().toSeconds() + "s: stopped until the next envelope");
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }
+
+        private void copyToLog(InputStream output) {
+            try (output) {
+                byte[] buffer = new byte[8192];
+                for (int n; (n = output.read(buffer)) >= 0; ) {
+                    appendLog(java.util.Arrays.copyOf(buffer, n));
+                }
+            } catch (IOException e) {
+                // the process is gone and its output with it
+            }
+        }
+
+        private void cannotStart(String reason) {
+            String why = "cannot start " + spec.command().getFirst() + ": " + reason;
+            note(why);
+            failed.accept(spec.id(), why);
+            halt(State.FAILED, Optional.of(why));
         }
 
         /** Writes down the running command (PID, start time), so that the next hub can find it after a crash. */

@@ -146,6 +146,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
                 }
             }
             case REDELIVER -> redeliver(due);
+            case RELEASE -> released(due);
             case OWNER_ACK -> ownerSilent(due);
             case DEADLINE -> {
                 long withinMs = due.dueAt().toEpochMilli() - envelope.createdAt().toEpochMilli();
@@ -169,8 +170,22 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             deadLetter(envelope, "not acked after " + delivered + " deliveries", delivered);
             return;
         }
-        Optional<Envelope> again = store.redeliver(envelope.id(), due.attempt(), clock.instant(),
-                "no ack within " + policy.redeliverAfter().get().toMillis() + " ms");
+        deliverAgain(store.redeliver(envelope.id(), due.attempt(), clock.instant(),
+                "no ack within " + policy.redeliverAfter().get().toMillis() + " ms"), policy);
+    }
+
+    /** A claim the sweep took back has waited out its backoff: deliver the envelope again, unless it moved on. */
+    private void released(DeliveryStore.Due due) {
+        Envelope envelope = due.envelope();
+        if (!UNACKED.contains(due.state())) {
+            store.forget(envelope.id(), DeliveryStore.Purpose.RELEASE);
+            return;
+        }
+        deliverAgain(store.redeliver(envelope.id(), due.attempt(), clock.instant(), "claim taken back"),
+                policies.of(envelope.to()));
+    }
+
+    private void deliverAgain(Optional<Envelope> again, DeliveryPolicy policy) {
         if (again.isEmpty()) {
             return;
         }

@@ -58,8 +58,9 @@ public final class InboxFeeds implements Notifier {
     }
 
     /**
-     * Hands an envelope that is being redelivered (same id, next attempt) to a live stream
-     * the node itself reads; without one, it waits as undelivered for the node's next stream.
+     * Hands an envelope that is being redelivered (same id, next attempt) to every live stream
+     * the node itself reads (one of them may be a dead client's the hub has not noticed yet);
+     * without one, it waits as undelivered for the node's next stream.
      */
     public void redeliver(Envelope envelope) {
         feeds.computeIfPresent(envelope.to(), (id, feed) -> {
@@ -92,7 +93,9 @@ public final class InboxFeeds implements Notifier {
         private final Envelope[] ring = new Envelope[RING];
         private long first;
         private int count;
-        private final ArrayDeque<Envelope> redeliveries = new ArrayDeque<>();
+        /** The latest redeliveries, each numbered; every stream of the owner takes those past the last it took. */
+        private final ArrayDeque<Redelivery> redeliveries = new ArrayDeque<>();
+        private long redelivered;
         /** Guarded by the map's compute: how many streams follow this feed, and how many of them are the node's own. */
         private int followers;
         private int owners;
@@ -158,20 +161,33 @@ public final class InboxFeeds implements Notifier {
         private void redeliver(Envelope envelope) {
             lock.lock();
             try {
-                redeliveries.addLast(envelope);
+                redeliveries.addLast(new Redelivery(++redelivered, envelope));
+                if (redeliveries.size() > RING) {
+                    redeliveries.removeFirst(); // a stream this far behind gets it from the store when it reconnects
+                }
                 advanced.signalAll();
             } finally {
                 lock.unlock();
             }
         }
 
-        /** Envelopes handed over for redelivery since the last call. */
-        List<Envelope> takeRedeliveries() {
+        /** How many redeliveries were handed to this feed so far: where a new stream starts taking them. */
+        long redelivered() {
             lock.lock();
             try {
-                List<Envelope> out = List.copyOf(redeliveries);
-                redeliveries.clear();
-                return out;
+                return redelivered;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The redeliveries numbered past {@code since}, and the number of the last. */
+        Redeliveries redeliveriesAfter(long since) {
+            lock.lock();
+            try {
+                List<Envelope> out = redeliveries.stream().filter(r -> r.number() > since).map(Redelivery::envelope)
+                        .toList();
+                return new Redeliveries(out, redelivered);
             } finally {
                 lock.unlock();
             }
@@ -181,21 +197,22 @@ public final class InboxFeeds implements Notifier {
          * Waits until an envelope after {@code cursor} is committed or (for the owner's
          * stream) redelivered, the feed closes, or time passes.
          */
-        boolean awaitAfter(long cursor, long timeoutNanos, InboxReader reader) throws InterruptedException {
+        boolean awaitAfter(long cursor, long redeliveredSince, long timeoutNanos, InboxReader reader)
+                throws InterruptedException {
             lock.lock();
             try {
                 long remaining = timeoutNanos;
-                while (head <= cursor && !redeliveredFor(reader) && !closed && remaining > 0) {
+                while (head <= cursor && !redeliveredFor(reader, redeliveredSince) && !closed && remaining > 0) {
                     remaining = advanced.awaitNanos(remaining);
                 }
-                return head > cursor || redeliveredFor(reader);
+                return head > cursor || redeliveredFor(reader, redeliveredSince);
             } finally {
                 lock.unlock();
             }
         }
 
-        private boolean redeliveredFor(InboxReader reader) {
-            return reader.takesDelivery() && !redeliveries.isEmpty();
+        private boolean redeliveredFor(InboxReader reader, long since) {
+            return reader.takesDelivery() && redelivered > since;
         }
 
         private void close() {
@@ -207,5 +224,12 @@ public final class InboxFeeds implements Notifier {
                 lock.unlock();
             }
         }
+    }
+
+    private record Redelivery(long number, Envelope envelope) {
+    }
+
+    /** Redeliveries a stream takes, and the number of the last it has then seen. */
+    record Redeliveries(List<Envelope> envelopes, long upTo) {
     }
 }

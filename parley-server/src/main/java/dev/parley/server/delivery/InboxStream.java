@@ -60,13 +60,17 @@ public final class InboxStream {
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         metrics.openStreams.incrementAndGet();
         long position = cursor.orElse(-1);
+        long redelivered = feed.redelivered(); // what was redelivered before the stream opened, its replay reads
         try (OutputStream out = response.outputStream()) {
             write(out, watch, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
             while (!feed.closed()) {
-                List<Envelope> again = reader.takesDelivery() ? feed.takeRedeliveries() : List.of();
-                if (!again.isEmpty()) {
-                    send(again, inbox, out, watch, false);
+                if (reader.takesDelivery()) {
+                    InboxFeeds.Redeliveries again = feed.redeliveriesAfter(redelivered);
+                    redelivered = again.upTo();
+                    if (!again.envelopes().isEmpty()) {
+                        send(again.envelopes(), inbox, out, watch, false);
+                    }
                 }
                 List<Envelope> batch = feed.after(position, BATCH);
                 if (batch == null) {
@@ -74,7 +78,7 @@ public final class InboxStream {
                 }
                 if (!batch.isEmpty()) {
                     position = send(batch, inbox, out, watch, true);
-                } else if (!feed.awaitAfter(position, heartbeatNanos, reader) && !feed.closed()) {
+                } else if (!feed.awaitAfter(position, redelivered, heartbeatNanos, reader) && !feed.closed()) {
                     write(out, watch, HEARTBEAT);
                 }
             }

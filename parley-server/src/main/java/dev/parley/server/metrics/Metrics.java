@@ -29,6 +29,10 @@ public final class Metrics implements CommitObserver {
     public final LongAdder redeliveries = new LongAdder();
     public final LongAdder deadLetters = new LongAdder();
     public final LongAdder incidents = new LongAdder();
+    // The sweep of the agent protocol's claims.
+    public final LongAdder claimsReset = new LongAdder();
+    public final LongAdder claimsGivenUp = new LongAdder();
+    public final LongAdder sweepKills = new LongAdder();
     // Federation: envelopes published again because their owner did not confirm them, and given up on.
     public final LongAdder republished = new LongAdder();
     public final LongAdder unconfirmed = new LongAdder();
@@ -95,6 +99,11 @@ public final class Metrics implements CommitObserver {
                 redeliveries.sum());
         counter(out, "parley_dead_letters_total", "Envelopes moved to the dead-letter queue.", deadLetters.sum());
         counter(out, "parley_incidents_total", "Requests whose reply deadline passed.", incidents.sum());
+        counter(out, "parley_claims_reset_total", "Claims the sweep took back (claimant gone or silent).",
+                claimsReset.sum());
+        counter(out, "parley_claims_given_up_total", "Claims the sweep gave up after their last try (dead-lettered).",
+                claimsGivenUp.sum());
+        counter(out, "parley_sweep_kills_total", "Agent processes the sweep killed as stuck.", sweepKills.sum());
         renderTopicsAndTasks(out);
         renderAdmission(out); // admission and rate limits
         renderPolicy(out); // policy rules, payload schemas, audit retention

@@ -2,6 +2,7 @@ package dev.parley.server.rest;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
+import dev.parley.core.Claims;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
@@ -25,7 +26,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
-/** {@code /v1/messages}: send, status, ack and reply. */
+/** {@code /v1/messages}: send, status, claim, heartbeat, ack and reply. */
 public final class MessageRoutes {
     /** Envelope ids are UUIDs; anything else cannot name a message. */
     private static final Pattern MESSAGE_ID = Pattern.compile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
@@ -35,12 +36,14 @@ public final class MessageRoutes {
 
     private final Router router;
     private final Messages messages;
+    private final Claims claims;
     private final ReplyWaiters waiters;
     private final Metrics metrics;
 
-    public MessageRoutes(Router router, Messages messages, ReplyWaiters waiters, Metrics metrics) {
+    public MessageRoutes(Router router, Messages messages, Claims claims, ReplyWaiters waiters, Metrics metrics) {
         this.router = router;
         this.messages = messages;
+        this.claims = claims;
         this.waiters = waiters;
         this.metrics = metrics;
     }
@@ -48,6 +51,8 @@ public final class MessageRoutes {
     public void register(Routes routes) {
         routes.post("/v1/messages", this::send)
                 .get("/v1/messages/{mid}", this::status)
+                .post("/v1/messages/{mid}/claim", this::claim)
+                .post("/v1/messages/{mid}/heartbeat", this::heartbeat)
                 .post("/v1/messages/{mid}/ack", this::ack)
                 .post("/v1/messages/{mid}/reply", this::reply);
     }
@@ -81,7 +86,32 @@ public final class MessageRoutes {
 
     private void status(Exchange ex) {
         var caller = ex.caller();
-        ex.json(200, Views.message(messages.status(caller, messageId(ex))));
+        var record = messages.status(caller, messageId(ex));
+        ex.json(200, Views.message(record, record.state() == dev.parley.core.DeliveryState.PROCESSING
+                ? claims.held(record.envelope().id()) : Optional.empty()));
+    }
+
+    private void claim(Exchange ex) {
+        var caller = ex.caller();
+        String id = messageId(ex);
+        ex.json(200, Views.claim(claims.claim(caller, id, declared(ex.body(), "timeoutMs"))));
+    }
+
+    private void heartbeat(Exchange ex) {
+        var caller = ex.caller();
+        String id = messageId(ex);
+        Body body = ex.body();
+        ex.json(200, Views.claim(claims.heartbeat(caller, id, body.string("tool"), body.instant("toolStartedAt"),
+                declared(body, "toolTimeoutMs"))));
+    }
+
+    private static Optional<Duration> declared(Body body, String field) {
+        return body.longValue(field).map(ms -> {
+            if (ms < 1 || ms > Claims.MAX_DECLARED.toMillis()) {
+                throw Body.invalid(field + " must be between 1 and " + Claims.MAX_DECLARED.toMillis());
+            }
+            return Duration.ofMillis(ms);
+        });
     }
 
     private void ack(Exchange ex) {

@@ -84,6 +84,37 @@ public final class Views {
         return out;
     }
 
+    /** A claim of the agent protocol: the envelope is {@code processing}, its claimant at work. */
+    public static ObjectNode claim(dev.parley.core.Claim claim) {
+        ObjectNode out = Json.object();
+        out.put("id", claim.envelopeId());
+        out.put("state", dev.parley.core.DeliveryState.PROCESSING.wire());
+        out.put("claimant", claim.node().value());
+        out.put("claimedAt", Json.time(claim.claimedAt()));
+        out.put("tries", claim.tries());
+        if (claim.declared().isPresent()) {
+            out.put("timeoutMs", claim.declared().get().toMillis());
+        }
+        claim.heartbeat().ifPresent(beat -> {
+            ObjectNode heartbeat = out.putObject("heartbeat");
+            heartbeat.put("at", Json.time(beat.at()));
+            beat.tool().ifPresent(tool -> heartbeat.put("tool", tool));
+            beat.toolStartedAt().ifPresent(at -> heartbeat.put("toolStartedAt", Json.time(at)));
+        });
+        return out;
+    }
+
+    /** An envelope's status; with the claim its receiver holds on it, while it is {@code processing}. */
+    public static ObjectNode message(MessageRecord record, Optional<dev.parley.core.Claim> claim) {
+        ObjectNode out = message(record);
+        claim.ifPresent(c -> {
+            ObjectNode view = claim(c);
+            view.remove(List.of("id", "state"));
+            out.set("claim", view);
+        });
+        return out;
+    }
+
     public static ObjectNode message(MessageRecord record) {
         var e = record.envelope();
         ObjectNode out = Json.object();

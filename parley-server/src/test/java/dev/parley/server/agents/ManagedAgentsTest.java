@@ -339,7 +339,7 @@ class ManagedAgentsTest {
                     "id: a2\n", "command: required",
                     "id: a3\ncommand: cat\n", "command: a list",
                     "id: a4\ncommand: [cat]\nidleTimeout: soon\n", "idleTimeout: 'soon' is not a duration",
-                    "id: a5\ncommand: [cat]\nrunner: process\n", "runner: process",
+                    "id: a5\ncommand: [cat]\nrunner: thread\n", "runner: one of command, process",
                     "id: a6\ncommand: [cat]\nenv: {1X: y}\n", "env: 1X is not a variable name",
                     "id: a7\ncommand: [cat]\nenv: {KEY: {value: x}}\n", "{file: path} is the only form of a secret",
                     "id: a8\ncommand: [cat]\nwake: sometimes\n", "wake: one of always, on-message",

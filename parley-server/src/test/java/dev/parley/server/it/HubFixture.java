@@ -68,8 +68,14 @@ public final class HubFixture implements AutoCloseable {
 
     /** As {@link #start(Path, UnaryOperator)}, with rate buckets that refill only as {@code ticker} moves. */
     public static HubFixture start(Path dataDir, UnaryOperator<HubConfig> customize, LongSupplier ticker) {
+        return start(dataDir, customize, ticker, () -> java.time.Instant.ofEpochMilli(System.currentTimeMillis()));
+    }
+
+    /** As {@link #start(Path, UnaryOperator, LongSupplier)}, with the hub telling the time by {@code clock}. */
+    public static HubFixture start(Path dataDir, UnaryOperator<HubConfig> customize, LongSupplier ticker,
+                                   java.time.InstantSource clock) {
         HubConfig config = customize.apply(HubConfig.defaults(dataDir).withPort(0));
-        Hub hub = Hub.start(config, ticker);
+        Hub hub = Hub.start(config, ticker, clock);
         return new HubFixture(hub, hub.url(), hub.adminToken());
     }
 

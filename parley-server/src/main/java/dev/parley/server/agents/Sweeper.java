@@ -1,0 +1,71 @@
+package dev.parley.server.agents;
+
+import dev.parley.core.Claims;
+import dev.parley.core.Sweep;
+import dev.parley.server.metrics.Metrics;
+
+import java.time.InstantSource;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Runs the {@linkplain Claims#sweep sweep} when the hub starts and every {@link Sweep#INTERVAL}
+ * after: claims of claimants whose process is gone or stuck are taken back, the stuck processes
+ * of the hub's own agents killed first.
+ */
+public final class Sweeper implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Sweeper.class.getName());
+
+    private final Claims claims;
+    private final AgentRuntime runtime;
+    private final Metrics metrics;
+    /** Told when claims were taken back: their redelivery is scheduled. */
+    private final Runnable released;
+    private final InstantSource clock;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("parley-sweep").daemon().factory());
+
+    public Sweeper(Claims claims, AgentRuntime runtime, Metrics metrics, Runnable released, InstantSource clock) {
+        this.claims = claims;
+        this.runtime = runtime;
+        this.metrics = metrics;
+        this.released = released;
+        this.clock = clock;
+    }
+
+    /**
+     * Sweeps now (the hub is starting; its agents were just taken charge of), and then every {@code interval}
+     * ({@link Sweep#INTERVAL} unless the hub is configured otherwise).
+     */
+    public Sweeper start(java.time.Duration interval) {
+        sweep();
+        timer.scheduleWithFixedDelay(() -> {
+            try {
+                sweep();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "the sweep of claims failed; it runs again in " + interval, e);
+            }
+        }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /** One sweep, now. */
+    public Claims.Swept sweep() {
+        Claims.Swept swept = claims.sweep(clock.instant(), runtime::process, runtime::kill);
+        metrics.claimsReset.add(swept.reset());
+        metrics.claimsGivenUp.add(swept.givenUp());
+        metrics.sweepKills.add(swept.killed());
+        if (swept.reset() > 0) {
+            released.run();
+        }
+        return swept;
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}
