@@ -12,9 +12,9 @@ import java.nio.file.Path;
 
 /** {@code parley agent ...}: managed agents, which the hub runs when their mail arrives ({@code docs/agents.md}). */
 @Command(name = "agent", mixinStandardHelpOptions = true,
-        description = "Managed agents: the hub runs them (runner: command), woken by their mail.",
+        description = "Managed agents: the hub runs them, woken by their mail; and the runner that works an inbox.",
         subcommands = {AgentCommand.Start.class, AgentCommand.ListAgents.class, AgentCommand.Stop.class,
-                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class})
+                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class, AgentCommand.Run.class})
 final class AgentCommand extends CommandGroup {
 
     @Command(name = "start", mixinStandardHelpOptions = true,
@@ -34,6 +34,33 @@ final class AgentCommand extends CommandGroup {
             JsonNode agent = client.post("/v1/agents", HubClient.JSON.createObjectNode().put("spec", text));
             emit(agent, () -> line("started", "agent", field(agent, "id"), "parent", field(agent, "parent"),
                     "wake", field(agent, "wake"), "state", field(agent, "state")));
+        }
+    }
+
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = {"Work this node's inbox with COMMAND (the agent protocol's reference runner): for each"
+                    + " envelope not settled, claim it, run COMMAND with its text on stdin while heartbeating, and"
+                    + " reply with its stdout (no output: processed; a failing status or a timeout: failed).",
+                    "Runs until stopped. As a managed agent: runner: process, command: [parley, agent, run, --, ...];"
+                    + " the hub gives it PARLEY_URL and PARLEY_TOKEN."})
+    static final class Run extends ClientCommand {
+        @Option(names = "--heartbeat", paramLabel = "DURATION", defaultValue = "20s",
+                converter = DurationConverter.class, description = "How often to heartbeat while COMMAND runs (default 20s).")
+        java.time.Duration heartbeat;
+
+        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m", converter = DurationConverter.class,
+                description = "How long one run of COMMAND may take, declared in the claim (default 10m; at most 24h).")
+        java.time.Duration timeout;
+
+        @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments.")
+        java.util.List<String> command;
+
+        @Override
+        protected void execute(HubClient client) throws InterruptedException {
+            if (timeout.compareTo(java.time.Duration.ofHours(24)) > 0) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--timeout is at most 24h");
+            }
+            new AgentRunner(client, new AgentRunner.Settings(command, heartbeat, timeout), err()).run();
         }
     }
 

@@ -99,6 +99,33 @@ class CliDeliveryTest {
                 "invalid_spec");
     }
 
+    /**
+     * {@code parley agent run}, the protocol's reference runner, as a {@code runner: process}
+     * agent: the hub starts it (this JVM's java and classpath) with the agent's URL and token;
+     * it claims each envelope, heartbeats while its command runs, and replies.
+     */
+    @Test
+    void aProcessAgentRunningParleyAgentRunClaimsAndAnswers() throws Exception {
+        String javaBin = ProcessHandle.current().info().command().orElseThrow();
+        Path spec = data.resolve("loud.yaml");
+        java.nio.file.Files.writeString(spec, """
+                id: loud
+                parent: lead
+                runner: process
+                command: ["%s", -cp, "%s", dev.parley.cli.Main, agent, run, --heartbeat, 1s, --, sh, -c, "tr a-z A-Z"]
+                """.formatted(javaBin, System.getProperty("java.class.path")));
+        CliRun started = parley(as(hub, admin, "agent", "start", "--spec", spec.toString()));
+        assertEquals(0, started.exit, started::describe);
+        JsonNode ask = parley(as(hub, lead, "ask", "--to", "loud", "--timeout", "60s", "--json", "claim", "me")).json();
+        assertEquals("CLAIM ME", ask.at("/reply/text").asText(), ask::toString);
+        String asked = parley(as(hub, lead, "status", ask.at("/request/id").asText(), "--json")).json().toString();
+        assertTrue(asked.contains("claimed by loud") && asked.contains("\"replied\""), asked);
+
+        CliRun refused = parley(as(hub, lead, "agent", "run", "--timeout", "25h", "cat"));
+        assertEquals(2, refused.exit, refused::describe);
+        assertTrue(refused.err().contains("--timeout is at most 24h"), refused::describe);
+    }
+
     @Test
     void askPrintsTheReplyOnStdout() throws Exception {
         CliRun ask = new CliRun();
