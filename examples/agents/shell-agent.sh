@@ -30,7 +30,10 @@ while IFS= read -r line; do
         api "/v1/messages/$id/ack" -d '{"status":"processed"}' >/dev/null
         continue
     fi
-    status=$(api "/v1/messages/$id/claim" -d "{\"timeoutMs\":$TIMEOUT_MS}")
+    for wait in 1 2 4 8 0; do # a hub that fails or cannot be reached is asked again
+        status=$(api "/v1/messages/$id/claim" -d "{\"timeoutMs\":$TIMEOUT_MS}")
+        case $status in 5??|000|429) [ "$wait" = 0 ] || sleep "$wait" ;; *) break ;; esac
+    done
     if [ "$status" != 200 ]; then # settled already, or waiting out a backoff: it is delivered again then
         echo "envelope $id not claimed (HTTP $status)" >&2
         continue
@@ -38,9 +41,14 @@ while IFS= read -r line; do
     api "/v1/messages/$id/heartbeat" -d "$(jq -nc --arg tool "$1" '{tool: $tool}')" >/dev/null
     (while sleep "$HEARTBEAT_SECONDS"; do api "/v1/messages/$id/heartbeat" >/dev/null; done) &
     beating=$!
-    if out=$(printf '%s' "$envelope" | jq -j '.text // (.data | tostring)' | "$@"); then
+    # The command reads text from others: it must not act as this node with its token.
+    if out=$(printf '%s' "$envelope" | jq -j '.text // (.data | tostring)' | env -u PARLEY_TOKEN "$@"); then
         if [ -n "$out" ]; then
-            printf '%s' "$out" | jq -Rsc '{text: .}' | api "/v1/messages/$id/reply" -d @- >/dev/null
+            status=$(printf '%s' "$out" | jq -Rsc '{text: .}' | api "/v1/messages/$id/reply" -d @-)
+            case $status in
+                2??|5??|000) ;; # answered, or the hub failing: the claim is taken back and the envelope comes again
+                *) api "/v1/messages/$id/ack" -d "{\"status\":\"failed\",\"reason\":\"the reply was refused (HTTP $status)\"}" >/dev/null ;;
+            esac
         else
             api "/v1/messages/$id/ack" -d '{"status":"processed"}' >/dev/null
         fi

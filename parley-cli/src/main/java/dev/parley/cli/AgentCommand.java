@@ -60,6 +60,9 @@ final class AgentCommand extends CommandGroup {
             if (timeout.compareTo(java.time.Duration.ofHours(24)) > 0) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--timeout is at most 24h");
             }
+            if (heartbeat.toMillis() < 100) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--heartbeat is at least 100ms");
+            }
             new AgentRunner(client, new AgentRunner.Settings(command, heartbeat, timeout), err()).run();
         }
     }

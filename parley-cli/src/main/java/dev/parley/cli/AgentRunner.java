@@ -29,6 +29,10 @@ import java.util.concurrent.TimeoutException;
 final class AgentRunner {
     /** Most bytes of a command's stdout taken as its reply; more fails the envelope (as the hub's command runner). */
     static final int MAX_REPLY_BYTES = 256 * 1024;
+    /** How often a claim is tried when the hub fails or cannot be reached. */
+    private static final int CLAIM_ATTEMPTS = 5;
+    /** Longest reason an ack carries (the hub's limit). */
+    private static final int MAX_REASON = 2_000;
     /** How long the stream may stay silent (the hub writes a comment at least every 15 s) before it is opened again. */
     private static final Duration IDLE = Duration.ofSeconds(45);
 
@@ -66,14 +70,12 @@ final class AgentRunner {
                 client.post(at + "/ack", status("processed"));
                 return;
             }
-            try {
-                client.post(at + "/claim", HubClient.JSON.createObjectNode().put("timeoutMs", settings.timeout().toMillis()));
-            } catch (HubException e) { // settled already, or waiting out a backoff: it is delivered again then
-                note("envelope " + id + " not claimed: " + e.code());
+            if (!claim(at, id)) {
                 return;
             }
             String tool = settings.command().getFirst();
-            ScheduledFuture<?> beating = beats.scheduleAtFixedRate(() -> heartbeat(at, tool, Instant.now()), 0,
+            Instant since = Instant.now();
+            ScheduledFuture<?> beating = beats.scheduleAtFixedRate(() -> heartbeat(at, tool, since), 0,
                     settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
             Outcome outcome;
             try {
@@ -83,18 +85,53 @@ final class AgentRunner {
             }
             switch (outcome) {
                 case Outcome.Output output when output.text().isBlank() -> client.post(at + "/ack", status("processed"));
-                case Outcome.Output output -> client.post(at + "/reply",
-                        HubClient.JSON.createObjectNode().put("text", output.text()));
-                case Outcome.Failed failed -> {
-                    note("envelope " + id + " failed: " + failed.why());
-                    client.post(at + "/ack", status("failed").put("reason", failed.why()));
-                }
+                case Outcome.Output output -> reply(at, id, output.text());
+                case Outcome.Failed failed -> fail(at, id, failed.why());
             }
         } catch (HubException e) {
             note("envelope " + id + ": " + e.code() + ": " + e.getMessage() + " (it comes again while unsettled)");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Claims the envelope; false when it is not to be worked on now: settled, or waiting out a
+     * backoff (it is delivered again then). A hub that fails or cannot be reached is asked again,
+     * a few times, so an envelope is not left unclaimed and undelivered.
+     */
+    private boolean claim(String at, String id) throws InterruptedException {
+        ObjectNode body = HubClient.JSON.createObjectNode().put("timeoutMs", settings.timeout().toMillis());
+        for (int attempt = 1; ; attempt++) {
+            try {
+                client.post(at + "/claim", body);
+                return true;
+            } catch (HubException e) {
+                if (!(e.retryable() || e.code().equals("rate_limited")) || attempt == CLAIM_ATTEMPTS) {
+                    note("envelope " + id + " not claimed: " + e.code());
+                    return false;
+                }
+                Thread.sleep(1_000L << (attempt - 1));
+            }
+        }
+    }
+
+    /** Replies; a reply the hub refuses (the policy, a limit) fails the envelope, so it is not run again. */
+    private void reply(String at, String id, String text) throws InterruptedException {
+        try {
+            client.post(at + "/reply", HubClient.JSON.createObjectNode().put("text", text));
+        } catch (HubException e) {
+            if (e.retryable()) {
+                throw e; // the hub failing: the envelope stays claimed, and comes again once the sweep takes it back
+            }
+            fail(at, id, "the reply was refused: " + e.code() + ": " + e.getMessage());
+        }
+    }
+
+    private void fail(String at, String id, String why) throws InterruptedException {
+        note("envelope " + id + " failed: " + why);
+        client.post(at + "/ack", status("failed").put("reason", why.length() > MAX_REASON
+                ? why.substring(0, MAX_REASON) : why));
     }
 
     private void heartbeat(String at, String tool, Instant since) {
@@ -113,7 +150,10 @@ final class AgentRunner {
                 : envelope.path("data").toString()).getBytes(StandardCharsets.UTF_8);
         Process process;
         try {
-            process = new ProcessBuilder(settings.command()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            ProcessBuilder builder = new ProcessBuilder(settings.command()).redirectError(ProcessBuilder.Redirect.INHERIT);
+            // The command reads text from others: it must not act as the node with the runner's token.
+            builder.environment().remove("PARLEY_TOKEN");
+            process = builder.start();
         } catch (IOException e) {
             return new Outcome.Failed("the command cannot be started: " + e.getMessage());
         }

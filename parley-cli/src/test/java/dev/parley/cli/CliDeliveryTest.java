@@ -102,7 +102,8 @@ class CliDeliveryTest {
     /**
      * {@code parley agent run}, the protocol's reference runner, as a {@code runner: process}
      * agent: the hub starts it (this JVM's java and classpath) with the agent's URL and token;
-     * it claims each envelope, heartbeats while its command runs, and replies.
+     * it claims each envelope, heartbeats while its command runs (which does not get the token),
+     * and replies.
      */
     @Test
     void aProcessAgentRunningParleyAgentRunClaimsAndAnswers() throws Exception {
@@ -112,7 +113,8 @@ class CliDeliveryTest {
                 id: loud
                 parent: lead
                 runner: process
-                command: ["%s", -cp, "%s", dev.parley.cli.Main, agent, run, --heartbeat, 1s, --, sh, -c, "tr a-z A-Z"]
+                command: ["%s", -cp, "%s", dev.parley.cli.Main, agent, run, --heartbeat, 1s, --,
+                          sh, -c, 'tr a-z A-Z; test -z "$PARLEY_TOKEN" || echo token leaked']
                 """.formatted(javaBin, System.getProperty("java.class.path")));
         CliRun started = parley(as(hub, admin, "agent", "start", "--spec", spec.toString()));
         assertEquals(0, started.exit, started::describe);

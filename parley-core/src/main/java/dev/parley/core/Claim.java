@@ -12,6 +12,11 @@ import java.util.Optional;
 public record Claim(String envelopeId, NodeId node, Instant claimedAt, int tries, Optional<Duration> declared,
                     Optional<Heartbeat> heartbeat) {
 
+    /** The last time the claimant showed it was at work on it: its claim, or its last heartbeat. */
+    public Instant lastSign() {
+        return heartbeat.map(Heartbeat::at).filter(at -> at.isAfter(claimedAt)).orElse(claimedAt);
+    }
+
     /** What the claimant last said about its work: the tool it runs and since when. */
     public record Heartbeat(Instant at, Optional<String> tool, Optional<Instant> toolStartedAt) {
     }

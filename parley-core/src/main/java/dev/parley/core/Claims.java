@@ -61,22 +61,25 @@ public final class Claims {
     }
 
     /**
-     * One pass over every claim at {@code now}: {@code process} says whether each claimant's
-     * process is alive, {@code kill} ends a stuck one once its claim is taken back. Every
-     * decision that changes something is audited (actor {@code hub}).
+     * One pass over every claim at {@code now}: {@code process} says whether the process that
+     * made each claim is alive, {@code kill} ends a stuck one once its claim is taken back (each
+     * node's at most once a sweep). Every decision that changes something is audited (actor
+     * {@code parley}).
      */
-    public Swept sweep(Instant now, Function<NodeId, Sweep.Process> process, Consumer<NodeId> kill) {
+    public Swept sweep(Instant now, Function<Claim, Sweep.Process> process, Consumer<NodeId> kill) {
         int kept = 0;
         int reset = 0;
         int givenUp = 0;
         int killed = 0;
+        java.util.Set<NodeId> ended = new java.util.HashSet<>();
         for (Claim claim : claims.claims()) {
-            switch (Sweep.decide(claim, process.apply(claim.node()), now)) {
+            Sweep.Process claimant = ended.contains(claim.node()) ? Sweep.Process.GONE : process.apply(claim);
+            switch (Sweep.decide(claim, claimant, now)) {
                 case Sweep.Decision.Keep keep -> kept++;
                 case Sweep.Decision.Reset r -> {
                     if (claims.reset(claim, r.why(), r.notBefore(), now, audit(now, "claim.reset", claim, r.why()))) {
                         reset++;
-                        killed += end(r.kill(), claim, kill);
+                        killed += end(r.kill(), claim, kill, ended);
                     }
                 }
                 case Sweep.Decision.GiveUp g -> {
@@ -85,7 +88,7 @@ public final class Claims {
                     if (claims.giveUp(claim, g.why(), g.tries(), now, notice,
                             audit(now, "claim.give_up", claim, g.why()))) {
                         givenUp++;
-                        killed += end(g.kill(), claim, kill);
+                        killed += end(g.kill(), claim, kill, ended);
                     }
                 }
             }
@@ -97,8 +100,8 @@ public final class Claims {
      * Kills the claimant's stuck process, once its claim is taken back: a claim that changed
      * meanwhile (a heartbeat came) is kept, and so is its process.
      */
-    private static int end(boolean stuck, Claim claim, Consumer<NodeId> kill) {
-        if (!stuck) {
+    private static int end(boolean stuck, Claim claim, Consumer<NodeId> kill, java.util.Set<NodeId> ended) {
+        if (!stuck || !ended.add(claim.node())) {
             return 0;
         }
         kill.accept(claim.node());

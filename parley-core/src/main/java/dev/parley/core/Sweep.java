@@ -25,9 +25,9 @@ public final class Sweep {
 
     /** The claimant's process, as the hub knows it. */
     public enum Process {
-        /** A process this hub ran for the claimant has ended. */
+        /** The process this hub ran that made the claim has ended (another may run for the node since). */
         GONE,
-        /** A process this hub runs for the claimant is alive: a stuck one is killed. */
+        /** The process this hub runs that made the claim is alive: a stuck one is killed. */
         ALIVE,
         /** The claimant runs itself: the hub cannot see or kill its process, only take its claims back. */
         ITS_OWN
@@ -39,7 +39,7 @@ public final class Sweep {
         record Keep() implements Decision {
         }
 
-        /** The claim is taken back (the process killed first, when {@code kill}): claimable again from {@code notBefore}. */
+        /** The claim is taken back (then the process killed, when {@code kill}): claimable again from {@code notBefore}. */
         record Reset(String why, boolean kill, Instant notBefore) implements Decision {
         }
 

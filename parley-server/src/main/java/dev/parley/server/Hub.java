@@ -308,7 +308,7 @@ public final class Hub implements AutoCloseable {
                     .build()
                     .start();
             // Agents start once the hub listens: a process agent speaks to it at once.
-            url.set("http://" + config.host() + ":" + server.port());
+            url.set(localUrl(config.host(), server.port()));
             agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, graph, id, stored));
             // Then the first sweep: claims whose claimant is gone (its process died with the hub before) are taken back.
             Sweeper sweeper = new Sweeper(claims, agentRuntime, metrics, dispatcher::wake, clock);
@@ -376,6 +376,16 @@ public final class Hub implements AutoCloseable {
     public String url() {
         String shown = host.contains(":") ? "[" + host + "]" : host;
         return "http://" + shown + ":" + port();
+    }
+
+    /** The hub's URL for its own agents' processes on this host: a wildcard address is reached on loopback. */
+    private static String localUrl(String host, int port) {
+        String reach = switch (host) {
+            case "0.0.0.0" -> "127.0.0.1";
+            case "::", "[::]" -> "[::1]";
+            default -> host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+        };
+        return "http://" + reach + ":" + port;
     }
 
     public String adminToken() {

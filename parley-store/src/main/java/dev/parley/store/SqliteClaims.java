@@ -52,9 +52,9 @@ public final class SqliteClaims implements ClaimStore {
                     }
                 }
             }
-            Ledger.applyEvent(s, envelopeId, new DeliveryEvent.Claimed(node.value()), at, true);
             if (held) {
-                // The claimant claiming again (a restarted process taking its work up) is a sign of life.
+                // The claimant claiming again (a restarted process taking its work up) is a sign of life;
+                // the timeline already says it was claimed.
                 var update = s.get("UPDATE claims SET heartbeat_at = ?, declared_ms = coalesce(?, declared_ms)"
                         + " WHERE envelope_id = ?");
                 update.setLong(1, at.toEpochMilli());
@@ -62,6 +62,7 @@ public final class SqliteClaims implements ClaimStore {
                 update.setString(3, envelopeId);
                 update.executeUpdate();
             } else {
+                Ledger.applyEvent(s, envelopeId, new DeliveryEvent.Claimed(node.value()), at, true);
                 var upsert = s.get("INSERT INTO claims (envelope_id, node, claimed_at, declared_ms) VALUES (?, ?, ?, ?)"
                         + " ON CONFLICT (envelope_id) DO UPDATE SET claimed_at = excluded.claimed_at, not_before = NULL,"
                         + " declared_ms = excluded.declared_ms, heartbeat_at = NULL, tool = NULL, tool_started_at = NULL");
@@ -83,8 +84,10 @@ public final class SqliteClaims implements ClaimStore {
     public Claim heartbeat(String envelopeId, Claim.Heartbeat heartbeat, Optional<Duration> declared) {
         return writer.submit(tx -> {
             var s = tx.statements();
-            var update = s.get("UPDATE claims SET heartbeat_at = ?, tool = ?, tool_started_at = ?,"
-                    + " declared_ms = coalesce(?, declared_ms) WHERE envelope_id = ? AND claimed_at IS NOT NULL");
+            // What a heartbeat leaves out (the tool, its start, its timeout) stays as the last one said.
+            var update = s.get("UPDATE claims SET heartbeat_at = ?, tool = coalesce(?, tool),"
+                    + " tool_started_at = coalesce(?, tool_started_at), declared_ms = coalesce(?, declared_ms)"
+                    + " WHERE envelope_id = ? AND claimed_at IS NOT NULL");
             update.setLong(1, heartbeat.at().toEpochMilli());
             Rows.setNullable(update, 2, heartbeat.tool());
             Rows.setNullableMillis(update, 3, heartbeat.toolStartedAt());

@@ -140,8 +140,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     public Optional<Envelope> redeliver(String envelopeId, int attempt, Instant at, String why) {
         return writer.submit(tx -> {
             var s = tx.statements();
-            DeliveryState state = current(s, envelopeId);
-            if (Ledger.settled(state) || state == DeliveryState.PROCESSING) {
+            if (Ledger.settled(current(s, envelopeId)) || claimed(s, envelopeId)) { // a claim is the sweep's to watch
                 Ledger.unschedule(s, envelopeId, Purpose.REDELIVER);
                 Ledger.unschedule(s, envelopeId, Purpose.RELEASE);
                 return Optional.empty();
@@ -167,6 +166,15 @@ public final class SqliteDeliveries implements DeliveryStore {
             push.executeUpdate();
             return Optional.of(envelope(s, envelopeId));
         });
+    }
+
+    /** Whether the envelope's receiver holds a claim on it (whatever its state: an incident keeps the claim). */
+    private static boolean claimed(Statements s, String envelopeId) throws SQLException {
+        var select = s.get("SELECT 1 FROM claims WHERE envelope_id = ? AND claimed_at IS NOT NULL");
+        select.setString(1, envelopeId);
+        try (var rs = select.executeQuery()) {
+            return rs.next();
+        }
     }
 
     @Override

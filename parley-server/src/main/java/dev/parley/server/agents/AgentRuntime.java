@@ -1,6 +1,7 @@
 package dev.parley.server.agents;
 
 import dev.parley.core.AgentSpec;
+import dev.parley.core.Claim;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
@@ -218,16 +219,19 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     }
 
     /**
-     * For the sweep: the process of a {@code runner: process} agent this hub runs, alive or
-     * gone; any other claimant runs itself.
+     * For the sweep: the process that made {@code claim}, when this hub runs it ({@code runner:
+     * process}): alive when the running process started no later than the claim's last sign
+     * of life (so it claimed or heartbeat it), gone otherwise; any other claimant runs itself.
      */
-    public Sweep.Process process(NodeId node) {
-        Agent agent = agents.get(node);
+    public Sweep.Process process(Claim claim) {
+        Agent agent = agents.get(claim.node());
         if (agent == null || agent.spec.runner() != AgentSpec.Runner.PROCESS) {
             return Sweep.Process.ITS_OWN;
         }
         Process running = agent.running;
-        return running != null && running.isAlive() ? Sweep.Process.ALIVE : Sweep.Process.GONE;
+        Instant started = agent.started;
+        return running != null && running.isAlive() && started != null && !started.isAfter(claim.lastSign())
+                ? Sweep.Process.ALIVE : Sweep.Process.GONE;
     }
 
     /** For the sweep: kills the agent's stuck process; its supervisor starts it again. */
@@ -272,6 +276,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         private volatile Optional<String> failure = Optional.empty();
         private volatile Thread worker;
         private volatile Process running;
+        /** When the running process ({@code runner: process}) started, by the hub's clock. */
+        private volatile Instant started;
 
         Agent(AgentSpec spec) {
             this.spec = spec;
@@ -538,11 +544,14 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 try {
                     idle = watch(process);
                 } finally {
+                    running = null; // first: the exit this causes wakes nothing (launch)
                     destroy(process.toHandle());
                     forget();
-                    running = null;
                 }
-                if (idle || !active()) {
+                if (idle) {
+                    return;
+                }
+                if (!active()) {
                     return;
                 }
                 int status = process.exitValue();
@@ -583,12 +592,18 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             try {
                 rotateLog();
                 Files.createDirectories(workdir);
+                started = clock.instant();
                 Process process = builder.start();
                 running = process;
                 remember(process.toHandle());
                 process.getOutputStream().close(); // it reads its work from the hub, not from stdin
                 Thread.ofVirtual().start(() -> copyToLog(process.getInputStream()));
-                process.onExit().thenRun(mail::release); // wakes watch()
+                // Its own end (or the sweep's kill) wakes watch(); an end the supervisor causes wakes nothing.
+                process.onExit().thenRun(() -> {
+                    if (running == process) {
+                        mail.release();
+                    }
+                });
                 note("started its process (pid " + process.pid() + ")");
                 return process;
             } catch (IOException e) {

@@ -87,8 +87,7 @@ public final class MessageRoutes {
     private void status(Exchange ex) {
         var caller = ex.caller();
         var record = messages.status(caller, messageId(ex));
-        ex.json(200, Views.message(record, record.state() == dev.parley.core.DeliveryState.PROCESSING
-                ? claims.held(record.envelope().id()) : Optional.empty()));
+        ex.json(200, Views.message(record, claims.held(record.envelope().id())));
     }
 
     private void claim(Exchange ex) {

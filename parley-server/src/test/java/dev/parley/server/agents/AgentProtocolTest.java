@@ -179,6 +179,34 @@ class AgentProtocolTest {
     }
 
     @Test
+    void anIdleProcessAgentIsStoppedAndOnlyMailStartsItAgainWithAFreshTokenItsCommandsNeverSee() {
+        assumeTrue(onPath("curl") && onPath("jq"), "the example shell agent needs curl and jq");
+        try (HubFixture hub = start()) {
+            String lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: upper
+                    runner: process
+                    command: [sh, %s, sh, -c, 'tr a-z A-Z; test -z "$PARLEY_TOKEN" || echo token leaked']
+                    idleTimeout: 1s
+                    comms: {allow: [lead]}
+                    """.formatted(SHELL_AGENT))).status());
+            for (String text : List.of("one", "two")) {
+                String id = hub.sendOk(lead, "upper", text).text("id");
+                await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
+                await().atMost(WAIT).until(() -> "idle".equals(hub.get(hub.admin(), "/v1/agents/upper").text("state")));
+                JsonNode reply = hub.inbox(lead).stream().filter(e -> id.equals(e.path("corrId").asText())).findFirst()
+                        .orElseThrow();
+                assertEquals(text.toUpperCase(java.util.Locale.ROOT), reply.get("text").asText(),
+                        "the command runs without the agent's token");
+            }
+            String log = hub.get(hub.admin(), "/v1/agents/upper/logs").body();
+            assertEquals(2, log.lines().filter(l -> l.contains("started its process")).count(), log);
+            assertEquals(2, hub.get(hub.admin(), "/v1/audit?action=token.rotate").items().size(),
+                    "a token for each start");
+        }
+    }
+
+    @Test
     void aProcessThatKeepsExitingBacksOffAndFailsItsAgentWithoutSpinning() {
         try (HubFixture hub = start()) {
             assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
