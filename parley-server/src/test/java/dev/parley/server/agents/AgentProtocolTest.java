@@ -139,17 +139,10 @@ class AgentProtocolTest {
 
     @Test
     void theExampleShellAgentAnswersAsAProcessAgentAndAStuckOneIsKilledByTheSweep() throws Exception {
-        assumeTrue(onPath("curl") && onPath("jq"), "the example shell agent needs curl and jq");
         try (HubFixture hub = start()) {
-            String lead = hub.createNode("lead", null);
             // the first envelope hangs its command (SIGSTOP makes its process silent too); later ones answer
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
-                    id: upper
-                    runner: process
-                    command: [sh, %s, sh, -c, "if [ -e once ]; then tr a-z A-Z; else touch once; exec sleep 600; fi"]
-                    idleTimeout: 5m
-                    comms: {allow: [lead]}
-                    """.formatted(SHELL_AGENT))).status());
+            String lead = shellAgentFor(hub, "\"if [ -e once ]; then tr a-z A-Z; else touch once; exec sleep 600; fi\"",
+                    "5m");
             String id = hub.sendOk(lead, "upper", "hello").text("id");
             // claimed, and its first heartbeat in: the agent runs its command (the envelope's status shows the claim)
             await().atMost(WAIT).until(() -> hub.get(lead, "/v1/messages/" + id).json().at("/claim/heartbeat/tool")
@@ -180,16 +173,8 @@ class AgentProtocolTest {
 
     @Test
     void anIdleProcessAgentIsStoppedAndOnlyMailStartsItAgainWithAFreshTokenItsCommandsNeverSee() {
-        assumeTrue(onPath("curl") && onPath("jq"), "the example shell agent needs curl and jq");
         try (HubFixture hub = start()) {
-            String lead = hub.createNode("lead", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
-                    id: upper
-                    runner: process
-                    command: [sh, %s, sh, -c, 'tr a-z A-Z; test -z "$PARLEY_TOKEN" || echo token leaked']
-                    idleTimeout: 1s
-                    comms: {allow: [lead]}
-                    """.formatted(SHELL_AGENT))).status());
+            String lead = shellAgentFor(hub, "'tr a-z A-Z; test -z \"$PARLEY_TOKEN\" || echo token leaked'", "1s");
             for (String text : List.of("one", "two")) {
                 String id = hub.sendOk(lead, "upper", text).text("id");
                 await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
@@ -224,6 +209,23 @@ class AgentProtocolTest {
             assertTrue(log.contains("starting it again in 8000 ms"), log);
             assertTrue(hub.get(hub.admin(), "/v1/audit?action=agent.fail").body().contains("crasher"));
         }
+    }
+
+    /**
+     * Node lead, and agent upper (reached by lead): the example shell agent running
+     * {@code sh -c SCRIPT} (YAML-quoted) for each envelope, with {@code idleTimeout}. Answers lead's token.
+     */
+    private static String shellAgentFor(HubFixture hub, String script, String idleTimeout) {
+        assumeTrue(onPath("curl") && onPath("jq"), "the example shell agent needs curl and jq");
+        String lead = hub.createNode("lead", null);
+        assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                id: upper
+                runner: process
+                command: [sh, %s, sh, -c, %s]
+                idleTimeout: %s
+                comms: {allow: [lead]}
+                """.formatted(SHELL_AGENT, script, idleTimeout))).status());
+        return lead;
     }
 
     /** Nodes lead and worker (lead's child), and an envelope lead sent worker. */
