@@ -14,7 +14,7 @@ import java.nio.file.Path;
 @Command(name = "agent", mixinStandardHelpOptions = true,
         description = "Managed agents: the hub runs them, woken by their mail; and the runner that works an inbox.",
         subcommands = {AgentCommand.Start.class, AgentCommand.ListAgents.class, AgentCommand.Stop.class,
-                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class, AgentCommand.Run.class})
+                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class, AgentCommand.Run.class, AgentCommand.Claude.class})
 final class AgentCommand extends CommandGroup {
 
     @Command(name = "start", mixinStandardHelpOptions = true,
@@ -37,23 +37,17 @@ final class AgentCommand extends CommandGroup {
         }
     }
 
-    @Command(name = "run", mixinStandardHelpOptions = true,
-            description = {"Work this node's inbox with COMMAND (the agent protocol's reference runner): for each"
-                    + " envelope not settled, claim it, run COMMAND with its text on stdin while heartbeating, and"
-                    + " reply with its stdout (no output: processed; a failing status or a timeout: failed).",
-                    "Runs until stopped. As a managed agent: runner: process, command: [parley, agent, run, --, ...];"
-                    + " the hub gives it PARLEY_URL and PARLEY_TOKEN."})
-    static final class Run extends ClientCommand {
+    /** A runner of the agent protocol: how often it heartbeats, how long one turn may take. */
+    abstract static class Runner extends ClientCommand {
         @Option(names = "--heartbeat", paramLabel = "DURATION", defaultValue = "20s",
-                converter = DurationConverter.class, description = "How often to heartbeat while COMMAND runs (default 20s).")
+                converter = DurationConverter.class, description = "How often to heartbeat while a turn runs (default 20s).")
         java.time.Duration heartbeat;
 
         @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m", converter = DurationConverter.class,
-                description = "How long one run of COMMAND may take, declared in the claim (default 10m; at most 24h).")
+                description = "How long one turn may take, declared in the claim (default 10m; at most 24h).")
         java.time.Duration timeout;
 
-        @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments.")
-        java.util.List<String> command;
+        abstract Turn turn();
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
@@ -63,7 +57,52 @@ final class AgentCommand extends CommandGroup {
             if (heartbeat.toMillis() < 100) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--heartbeat is at least 100ms");
             }
-            new AgentRunner(client, new AgentRunner.Settings(command, heartbeat, timeout), err()).run();
+            new AgentRunner(client, new AgentRunner.Settings(turn(), heartbeat, timeout), err()).run();
+        }
+    }
+
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = {"Work this node's inbox with COMMAND (the agent protocol's reference runner): for each"
+                    + " envelope not settled, claim it, run COMMAND with its text on stdin while heartbeating, and"
+                    + " reply with its stdout (no output: processed; a failing status or a timeout: failed).",
+                    "Runs until stopped. As a managed agent: runner: process, command: [parley, agent, run, --, ...];"
+                    + " the hub gives it PARLEY_URL and PARLEY_TOKEN (COMMAND does not get the token)."})
+    static final class Run extends Runner {
+        @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments.")
+        java.util.List<String> command;
+
+        @Override
+        Turn turn() {
+            return new CommandTurn(command);
+        }
+    }
+
+    @Command(name = "claude", mixinStandardHelpOptions = true,
+            description = {"Work this node's inbox with Claude Code: for each envelope not settled, claim it, run"
+                    + " claude -p --input-format stream-json --output-format stream-json with it as the user message,"
+                    + " heartbeat each tool it starts, and reply with its result (an error result: failed).",
+                    "AskUserQuestion, EnterPlanMode, ExitPlanMode, EnterWorktree and ExitWorktree are disallowed"
+                    + " unless --allow-tool names them. Runs until stopped."})
+    static final class Claude extends Runner {
+        @Option(names = "--claude-bin", paramLabel = "PATH", defaultValue = "claude",
+                description = "The Claude Code CLI (default: claude on PATH).")
+        String bin;
+
+        @Option(names = "--allow-tool", paramLabel = "TOOL", description = "Allow a tool disallowed by default.")
+        java.util.List<String> allowed = new java.util.ArrayList<>();
+
+        @Option(names = "--disallow-tool", paramLabel = "TOOL", description = "Disallow one more tool.")
+        java.util.List<String> disallowed = new java.util.ArrayList<>();
+
+        @Parameters(arity = "0..*", paramLabel = "CLAUDE_ARG", description = "More arguments for claude (after --).")
+        java.util.List<String> extra = new java.util.ArrayList<>();
+
+        @Override
+        Turn turn() {
+            java.util.List<String> blocked = new java.util.ArrayList<>(ClaudeCodeTurn.DISALLOWED);
+            blocked.removeAll(allowed);
+            disallowed.stream().filter(t -> !blocked.contains(t)).forEach(blocked::add);
+            return new ClaudeCodeTurn(bin, blocked, extra);
         }
     }
 

@@ -3,32 +3,22 @@ package dev.parley.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
- * The agent protocol's reference runner ({@code parley agent run}): follows the node's inbox
- * (every envelope not settled, then live ones and redeliveries), and for each claims it, runs
- * a command with its text on stdin while heartbeating, and replies with the command's stdout
- * (none: processed; a failing status or a timeout: failed). One envelope at a time, in order.
+ * The agent protocol's reference runner ({@code parley agent run}, {@code parley agent claude}):
+ * follows the node's inbox (every envelope not settled, then live ones and redeliveries), and
+ * for each claims it, has its {@link Turn} work it while heartbeating (the tool the turn runs,
+ * since when), and replies with what the turn answered (nothing: processed; a failure: failed).
+ * One envelope at a time, in order.
  */
 final class AgentRunner {
-    /** Most bytes of a command's stdout taken as its reply; more fails the envelope (as the hub's command runner). */
-    static final int MAX_REPLY_BYTES = 256 * 1024;
     /** How often a claim is tried when the hub fails or cannot be reached. */
     private static final int CLAIM_ATTEMPTS = 5;
     /** Longest reason an ack carries (the hub's limit). */
@@ -36,8 +26,8 @@ final class AgentRunner {
     /** How long the stream may stay silent (the hub writes a comment at least every 15 s) before it is opened again. */
     private static final Duration IDLE = Duration.ofSeconds(45);
 
-    /** How the runner works: the command, how often it heartbeats, how long one run may take. */
-    record Settings(List<String> command, Duration heartbeat, Duration timeout) {
+    /** How the runner works: what works an envelope, how often it heartbeats, how long one turn may take. */
+    record Settings(Turn turn, Duration heartbeat, Duration timeout) {
     }
 
     private final HubClient client;
@@ -73,20 +63,20 @@ final class AgentRunner {
             if (!claim(at, id)) {
                 return;
             }
-            String tool = settings.command().getFirst();
-            Instant since = Instant.now();
-            ScheduledFuture<?> beating = beats.scheduleAtFixedRate(() -> heartbeat(at, tool, since), 0,
+            Progress progress = new Progress(at, settings.turn().tool(), Instant.now());
+            ScheduledFuture<?> beating = beats.scheduleAtFixedRate(progress::beat, 0,
                     settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
-            Outcome outcome;
+            Turn.Outcome outcome;
             try {
-                outcome = runCommand(envelope);
+                outcome = settings.turn().take(envelope, settings.timeout(), progress::toolStarted);
             } finally {
                 beating.cancel(false);
             }
             switch (outcome) {
-                case Outcome.Output output when output.text().isBlank() -> client.post(at + "/ack", status("processed"));
-                case Outcome.Output output -> reply(at, id, output.text());
-                case Outcome.Failed failed -> fail(at, id, failed.why());
+                case Turn.Outcome.Output output when output.text().isBlank() ->
+                        client.post(at + "/ack", status("processed"));
+                case Turn.Outcome.Output output -> reply(at, id, output.text());
+                case Turn.Outcome.Failed failed -> fail(at, id, failed.why());
             }
         } catch (HubException e) {
             note("envelope " + id + ": " + e.code() + ": " + e.getMessage() + " (it comes again while unsettled)");
@@ -134,69 +124,34 @@ final class AgentRunner {
                 ? why.substring(0, MAX_REASON) : why));
     }
 
-    private void heartbeat(String at, String tool, Instant since) {
-        try {
-            client.post(at + "/heartbeat", HubClient.JSON.createObjectNode().put("tool", tool)
-                    .put("toolStartedAt", since.toString()).put("toolTimeoutMs", settings.timeout().toMillis()));
-        } catch (HubException e) {
-            note("heartbeat refused: " + e.code());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
+    /** The tool the turn runs now and since when, told to the hub with each heartbeat. */
+    private final class Progress {
+        private final String at;
+        private volatile String tool;
+        private volatile Instant since;
 
-    private Outcome runCommand(JsonNode envelope) throws InterruptedException {
-        byte[] prompt = (envelope.hasNonNull("text") ? envelope.get("text").asText()
-                : envelope.path("data").toString()).getBytes(StandardCharsets.UTF_8);
-        Process process;
-        try {
-            ProcessBuilder builder = new ProcessBuilder(settings.command()).redirectError(ProcessBuilder.Redirect.INHERIT);
-            // The command reads text from others: it must not act as the node with the runner's token.
-            builder.environment().remove("PARLEY_TOKEN");
-            process = builder.start();
-        } catch (IOException e) {
-            return new Outcome.Failed("the command cannot be started: " + e.getMessage());
+        Progress(String at, String tool, Instant since) {
+            this.at = at;
+            this.tool = tool;
+            this.since = since;
         }
-        try {
-            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readUpTo(process.getInputStream()),
-                    Thread::startVirtualThread);
-            Thread.startVirtualThread(() -> write(process.getOutputStream(), prompt));
-            if (!process.waitFor(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                return new Outcome.Failed("timed out after " + dev.parley.core.DurationText.format(settings.timeout()));
-            }
-            byte[] stdout = out.get(settings.timeout().toMillis(), TimeUnit.MILLISECONDS);
-            if (stdout.length > MAX_REPLY_BYTES) {
-                return new Outcome.Failed("the command wrote more than " + MAX_REPLY_BYTES + " bytes");
-            }
-            return process.exitValue() == 0
-                    ? new Outcome.Output(new String(stdout, StandardCharsets.UTF_8).stripTrailing())
-                    : new Outcome.Failed("the command exited with status " + process.exitValue());
-        } catch (ExecutionException | TimeoutException e) {
-            return new Outcome.Failed("its output could not be read");
-        } finally {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
-        }
-    }
 
-    private static byte[] readUpTo(InputStream in) {
-        try (in) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            byte[] buffer = new byte[8192];
-            for (int n; (n = in.read(buffer)) >= 0; ) {
-                out.write(buffer, 0, Math.min(n, Math.max(0, MAX_REPLY_BYTES + 1 - out.size())));
-            }
-            return out.toByteArray();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        /** The turn started a tool: the hub hears of it at once. */
+        void toolStarted(String name) {
+            tool = name;
+            since = Instant.now();
+            beat();
         }
-    }
 
-    private static void write(OutputStream stdin, byte[] prompt) {
-        try (stdin) {
-            stdin.write(prompt);
-        } catch (IOException ignored) {
-            // the command closed its stdin early: it answers from what it read
+        void beat() {
+            try {
+                client.post(at + "/heartbeat", HubClient.JSON.createObjectNode().put("tool", tool)
+                        .put("toolStartedAt", since.toString()).put("toolTimeoutMs", settings.timeout().toMillis()));
+            } catch (HubException e) {
+                note("heartbeat refused: " + e.code());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -208,14 +163,6 @@ final class AgentRunner {
         synchronized (log) {
             log.println("parley agent run: " + line);
             log.flush();
-        }
-    }
-
-    private sealed interface Outcome {
-        record Output(String text) implements Outcome {
-        }
-
-        record Failed(String why) implements Outcome {
         }
     }
 }

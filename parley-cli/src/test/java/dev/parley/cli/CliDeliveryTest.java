@@ -128,6 +128,20 @@ class CliDeliveryTest {
         assertTrue(refused.err().contains("--timeout is at most 24h"), refused::describe);
     }
 
+    /** {@code parley agent claude} works worker-1's inbox with a stand-in Claude Code playing a recorded session. */
+    @Test
+    void theClaudeCodeRunnerAnswersAnAskWithTheSessionsResult() throws Exception {
+        Path standIn = ClaudeCodeTurnTest.standIn(java.nio.file.Files.createDirectory(data.resolve("claude")),
+                "cat '" + ClaudeCodeTurnTest.fixture("success.jsonl") + "'");
+        CliRun runner = new CliRun();
+        background.submit(() -> runner.execute(as(hub, worker, "agent", "claude", "--claude-bin", standIn.toString())));
+        JsonNode ask = parley(as(hub, lead, "ask", "--to", "worker-1", "--timeout", "60s", "--json", "run the tests"))
+                .json();
+        assertEquals("All 42 tests pass.", ask.at("/reply/text").asText(), () -> ask + "\n" + runner.describe());
+        String status = parley(as(hub, lead, "status", ask.at("/request/id").asText(), "--json")).json().toString();
+        assertTrue(status.contains("claimed by worker-1"), status);
+    }
+
     @Test
     void askPrintsTheReplyOnStdout() throws Exception {
         CliRun ask = new CliRun();

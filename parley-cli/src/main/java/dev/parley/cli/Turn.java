@@ -1,0 +1,72 @@
+package dev.parley.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+/** What works one envelope for the {@link AgentRunner}: a command, or a Claude Code session. */
+sealed interface Turn permits CommandTurn, ClaudeCodeTurn {
+    /** Most bytes of a turn's answer taken as its reply; more fails the envelope (as the hub's command runner). */
+    int MAX_REPLY_BYTES = 256 * 1024;
+
+    /** The tool the turn runs until it says otherwise, for heartbeats. */
+    String tool();
+
+    /** Works {@code envelope} within {@code timeout}, telling {@code toolStarted} of each tool it starts. */
+    Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted) throws InterruptedException;
+
+    /** What a turn made of an envelope. */
+    sealed interface Outcome {
+        record Output(String text) implements Outcome {
+        }
+
+        record Failed(String why) implements Outcome {
+        }
+    }
+
+    /**
+     * Starts {@code command} for a turn: stderr to the runner's, and without {@code PARLEY_TOKEN},
+     * because what it runs reads text from others and must not act as the node.
+     */
+    static Process start(List<String> command) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+        builder.environment().remove("PARLEY_TOKEN");
+        return builder.start();
+    }
+
+    /** Writes {@code input} and closes stdin; a process that exits without reading it all is no error. */
+    static void write(OutputStream stdin, byte[] input) {
+        try (stdin) {
+            stdin.write(input);
+        } catch (IOException ignored) {
+            // it closed its stdin early: it answers from what it read
+        }
+    }
+
+    /** Reads a stream to its end, keeping at most {@code keep} bytes. */
+    static byte[] readUpTo(InputStream in, int keep) {
+        try (in) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buffer = new byte[8192];
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                out.write(buffer, 0, Math.min(n, Math.max(0, keep - out.size())));
+            }
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Kills what a turn started and what descends from it. */
+    static void end(Process process) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+}

@@ -1,0 +1,109 @@
+package dev.parley.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The Claude Code runner against a stand-in for the {@code claude} CLI (it cannot run here)
+ * that records how it was called and plays back recorded stream-json output.
+ */
+class ClaudeCodeTurnTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path tmp;
+
+    /** A stand-in {@code claude}: writes its arguments and stdin down, then prints {@code fixture} (or runs {@code then}). */
+    static Path standIn(Path dir, String then) throws Exception {
+        Path script = dir.resolve("claude");
+        Files.writeString(script, "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + dir.resolve("args") + "'\n"
+                + "env > '" + dir.resolve("env") + "'\ncat > '" + dir.resolve("stdin") + "'\n" + then + "\n");
+        assertTrue(script.toFile().setExecutable(true));
+        return script;
+    }
+
+    static Path fixture(String name) {
+        return Path.of("src", "test", "resources", "claude", name).toAbsolutePath();
+    }
+
+    private static JsonNode envelope(String text) throws Exception {
+        return HubClient.JSON.readTree("{\"id\":\"e-1\",\"from\":\"lead\",\"kind\":\"message\",\"text\":"
+                + HubClient.JSON.writeValueAsString(text) + "}");
+    }
+
+    @Test
+    void aSessionIsDrivenWithOneUserMessageEachToolIsToldAndItsResultIsTheAnswer() throws Exception {
+        Path bin = standIn(tmp, "cat '" + fixture("success.jsonl") + "'");
+        List<String> tools = new CopyOnWriteArrayList<>();
+        var turn = new ClaudeCodeTurn(bin.toString(), ClaudeCodeTurn.DISALLOWED, List.of("--model", "sonnet"));
+        Turn.Outcome outcome = turn.take(envelope("run the tests"), TIMEOUT, tools::add);
+        assertEquals(new Turn.Outcome.Output("All 42 tests pass."), outcome);
+        assertEquals(List.of("Bash", "Read"), tools, "each tool_use is a heartbeat naming the tool");
+        assertEquals(List.of("-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                "--disallowedTools", "AskUserQuestion,EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree",
+                "--model", "sonnet"), Files.readAllLines(tmp.resolve("args")));
+        List<String> stdin = Files.readAllLines(tmp.resolve("stdin"));
+        assertEquals(1, stdin.size(), "one user message, one line");
+        JsonNode message = HubClient.JSON.readTree(stdin.getFirst());
+        assertEquals("user", message.path("type").asText());
+        assertEquals("user", message.at("/message/role").asText());
+        assertEquals("A message from lead (kind message, envelope e-1):\n\nrun the tests",
+                message.at("/message/content").asText());
+    }
+
+    @Test
+    void anErrorResultAMissingResultAndATimeoutFailTheEnvelope() throws Exception {
+        var failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(tmp, "cat '"
+                + fixture("error.jsonl") + "'").toString(), List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { }));
+        assertEquals("Claude Code ended with error_max_turns", failed.why());
+
+        Path crashing = Files.createDirectory(tmp.resolve("crashing"));
+        failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(crashing,
+                "echo 'not json'; echo '{\"type\":\"system\",\"subtype\":\"init\"}'; exit 3").toString(), List.of(),
+                List.of()).take(envelope("build"), TIMEOUT, t -> { }));
+        assertEquals("Claude Code ended without a result (exit status 3)", failed.why());
+
+        Path hanging = Files.createDirectory(tmp.resolve("hanging"));
+        failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(hanging, "exec sleep 607")
+                .toString(), List.of(), List.of()).take(envelope("build"), Duration.ofSeconds(1), t -> { }));
+        assertEquals("Claude Code timed out after 1s", failed.why());
+        assertTrue(ProcessHandle.allProcesses().noneMatch(p -> p.info().arguments().map(a -> List.of(a).equals(
+                List.of("607"))).orElse(false)), "the session is killed");
+
+        failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(tmp.resolve("no-such-claude").toString(),
+                List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { }));
+        assertTrue(failed.why().startsWith("Claude Code cannot be started"), failed.why());
+    }
+
+    @Test
+    void theToolsThatWaitForAHumanAreDisallowedUnlessAllowedAgain() {
+        AgentCommand.Claude defaults = new AgentCommand.Claude();
+        new CommandLine(defaults).parseArgs();
+        assertEquals(ClaudeCodeTurn.DISALLOWED, ((ClaudeCodeTurn) defaults.turn()).disallowed());
+
+        AgentCommand.Claude changed = new AgentCommand.Claude();
+        new CommandLine(changed).parseArgs("--allow-tool", "AskUserQuestion", "--disallow-tool", "WebFetch",
+                "--claude-bin", "/opt/claude", "--", "--max-turns", "5");
+        ClaudeCodeTurn turn = (ClaudeCodeTurn) changed.turn();
+        assertEquals(List.of("EnterPlanMode", "ExitPlanMode", "EnterWorktree", "ExitWorktree", "WebFetch"),
+                turn.disallowed());
+        assertEquals(List.of("/opt/claude", "-p"), turn.commandLine().subList(0, 2));
+        assertEquals(List.of("--max-turns", "5"), turn.extra());
+        assertTrue(Set.copyOf(new ArrayList<>(turn.commandLine())).contains("EnterPlanMode,ExitPlanMode,EnterWorktree,"
+                + "ExitWorktree,WebFetch"));
+    }
+}
