@@ -372,6 +372,11 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } catch (ParleyException | UncheckedIOException e) {
+                if (!closed) { // at close a read interrupted is expected
+                    LOG.log(Level.WARNING, "agent " + spec.id() + ": its worker ended on a store failure; the next"
+                            + " envelope starts it again", e);
+                }
             } finally {
                 worker = null;
                 working.set(false);
@@ -549,6 +554,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     forget();
                 }
                 if (idle) {
+                    onlyMailWakes();
                     return;
                 }
                 if (!active()) {
@@ -560,6 +566,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 note("its process exited with status " + status);
                 if (status == 0 && spec.wake() == AgentSpec.Wake.ON_MESSAGE && store.unackedAfter(spec.id(), 0, 1).isEmpty()
                         && state.compareAndSet(State.RUNNING, State.IDLE)) {
+                    onlyMailWakes();
                     return;
                 }
                 if (crashes >= MAX_CRASHES) {
@@ -575,6 +582,17 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     note("starting it again in " + backoff + " ms");
                     Thread.sleep(backoff); // a stop interrupts it
                 }
+            }
+        }
+
+        /**
+         * Leaves a wake pending only for mail: an exit signalled late (after the supervisor
+         * let go of the process) would otherwise start the idle agent again.
+         */
+        private void onlyMailWakes() {
+            mail.drainPermits();
+            if (!store.unackedAfter(spec.id(), 0, 1).isEmpty()) {
+                mail.release();
             }
         }
 

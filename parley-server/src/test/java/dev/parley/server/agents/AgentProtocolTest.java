@@ -40,9 +40,14 @@ class AgentProtocolTest {
     @TempDir
     Path tmp;
 
-    /** The hub's clock: the real time, moved on by what a test adds. */
+    /**
+     * The hub's clock: it stands still unless the test moves it, so what depends on time (a
+     * claim's age, a backoff, when a taken-back claim is delivered again) happens when the test
+     * says, however slow the machine.
+     */
     private final AtomicLong ahead = new AtomicLong();
-    private final InstantSource clock = () -> Instant.ofEpochMilli(System.currentTimeMillis() + ahead.get());
+    private final Instant base = Instant.ofEpochMilli(System.currentTimeMillis());
+    private final InstantSource clock = () -> base.plusMillis(ahead.get());
 
     private HubFixture start() {
         // the test sweeps when it has moved the clock on; the hub's own sweeps come only at its start
@@ -108,6 +113,7 @@ class AgentProtocolTest {
                         + " heartbeat since"), message::toString);
                 assertError(hub.post(worker, at + "/claim", obj()), 409, "claim_backoff");
                 // once its 5 s backoff is over it is delivered again, to the live stream too
+                moveOn(Sweep.BACKOFF.plusSeconds(1));
                 JsonNode again = live.nextEvent(WAIT).json();
                 assertEquals(id, again.get("id").asText());
                 assertEquals(2, again.get("trace").get("attempt").asInt());
@@ -147,6 +153,9 @@ class AgentProtocolTest {
             // claimed, and its first heartbeat in: the agent runs its command (the envelope's status shows the claim)
             await().atMost(WAIT).until(() -> hub.get(lead, "/v1/messages/" + id).json().at("/claim/heartbeat/tool")
                     .asText().equals("sh"));
+            // and the command is past its marker, hanging: stopped earlier, the next run would hang too
+            await().atMost(WAIT).until(() -> ProcessHandle.allProcesses().anyMatch(p -> p.info().command().orElse("")
+                    .endsWith("/sleep") && List.of("600").equals(p.info().arguments().map(List::of).orElse(List.of()))));
             Path pidFile = tmp.resolve("hub").resolve("agents").resolve("upper.pid");
             long first = Long.parseLong(Files.readString(pidFile).strip().split(" ")[0]);
             ProcessHandle process = ProcessHandle.of(first).orElseThrow();
@@ -159,6 +168,7 @@ class AgentProtocolTest {
             assertTrue(process.onExit().get(10, TimeUnit.SECONDS) != null && !process.isAlive(), "killed");
 
             // its supervisor starts it again; the envelope, once its backoff is over, is answered
+            moveOn(Sweep.BACKOFF.plusSeconds(1));
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
             JsonNode reply = hub.inbox(lead).stream().filter(e -> id.equals(e.path("corrId").asText())).findFirst()
                     .orElseThrow();
