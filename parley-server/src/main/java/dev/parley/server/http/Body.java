@@ -41,6 +41,8 @@ public record Body(ObjectNode json) {
         return new Body(object);
     }
 
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
+
     public Optional<String> string(String field) {
         JsonNode value = json.get(field);
         if (value == null || value.isNull()) {
@@ -100,11 +102,17 @@ public record Body(ObjectNode json) {
     }
 
     public Optional<Instant> instant(String field) {
+        Optional<Instant> at;
         try {
-            return string(field).map(Instant::parse);
+            at = string(field).map(Instant::parse);
         } catch (DateTimeParseException e) {
             throw invalid("field '" + field + "' must be an RFC 3339 UTC time such as 2026-11-22T10:00:00.000Z");
         }
+        // the store keeps epoch milliseconds: a time past them (year 300,000,000) must not reach it
+        if (at.isPresent() && (at.get().isBefore(Instant.EPOCH) || at.get().isAfter(LATEST))) {
+            throw invalid("field '" + field + "' must be a time between 1970 and 9999");
+        }
+        return at;
     }
 
     /** A nested object, read with the same typed accessors. */

@@ -82,6 +82,8 @@ class AgentProtocolTest {
             assertEquals("bash", beat.get("heartbeat").get("tool").asText());
             assertEquals(3_600_000, beat.get("timeoutMs").asLong());
             assertError(hub.post(worker, at + "/heartbeat", obj("tool", "x".repeat(201))), 400, "invalid_request");
+            assertError(hub.post(worker, at + "/heartbeat", obj("toolStartedAt", "+300000000-01-01T00:00:00Z")), 400,
+                    "invalid_request");
             assertError(hub.post(lead, at + "/heartbeat", obj()), 403, "forbidden");
             assertEquals(200, hub.post(worker, at + "/claim", obj()).status(), "claiming again keeps the claim");
             assertEquals(new Claims.Swept(1, 0, 0, 0), hub.hub().sweep(), "a fresh claim stands");
