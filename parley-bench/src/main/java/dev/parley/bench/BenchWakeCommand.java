@@ -35,7 +35,8 @@ import picocli.CommandLine.Spec;
                         + "--burst agents (runner: command, command: [cat]), sends one message to each of the first "
                         + "--sequential agents in turn and times it to its reply, then one to each of the others at "
                         + "once; then starts --claimers process agents (parley agent run -- cat, this JVM's classpath)"
-                        + " and times a message to each until it is claimed. Exits 1 when a message was not answered."})
+                        + " and times a message to each until it is claimed. Exits 1 when a message was not answered"
+                        + " (or, for a process agent, not claimed)."})
 public final class BenchWakeCommand implements Callable<Integer> {
     private static final String LEAD = "bench-lead";
     private static final int WAIT_MS = 60_000;
@@ -67,8 +68,8 @@ public final class BenchWakeCommand implements Callable<Integer> {
         quick.unlessGiven("--sequential", () -> sequential = 5).unlessGiven("--burst", () -> burst = 20)
                 .unlessGiven("--claimers", () -> claimers = 2);
         if (sequential < 1 || burst < 1 || claimers < 0 || sequential + burst + claimers > 10_000) {
-            throw new ParameterException(spec.commandLine(), "--sequential and --burst must be positive, 10000 at most"
-                    + " together");
+            throw new ParameterException(spec.commandLine(), "--sequential and --burst must be positive, --claimers"
+                    + " zero or more, 10000 at most together");
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();

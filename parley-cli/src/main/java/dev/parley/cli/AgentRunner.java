@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
  * One envelope at a time, in order.
  */
 final class AgentRunner {
-    /** How often a claim is tried when the hub fails or cannot be reached. */
-    private static final int CLAIM_ATTEMPTS = 5;
+    /** How often a claim, a reply or an ack is tried when the hub fails or cannot be reached. */
+    private static final int ATTEMPTS = 5;
     /** Longest reason an ack carries (the hub's limit). */
     private static final int MAX_REASON = 2_000;
     /** How long the stream may stay silent (the hub writes a comment at least every 15 s) before it is opened again. */
@@ -57,7 +57,7 @@ final class AgentRunner {
         try {
             if ("parley".equals(envelope.path("from").asText())) { // the hub's notices: noted, not worked on
                 note("hub notice " + envelope.path("kind").asText() + ": " + envelope.path("text").asText(""));
-                client.post(at + "/ack", status("processed"));
+                retrying(at + "/ack", status("processed"));
                 return;
             }
             if (!claim(at, id)) {
@@ -70,11 +70,11 @@ final class AgentRunner {
             try {
                 outcome = settings.turn().take(envelope, settings.timeout(), progress::toolStarted);
             } finally {
+                progress.done = true; // no beat after the turn: the envelope is about to be settled
                 beating.cancel(false);
             }
             switch (outcome) {
-                case Turn.Outcome.Output output when output.text().isBlank() ->
-                        client.post(at + "/ack", status("processed"));
+                case Turn.Outcome.Output output when output.text().isBlank() -> retrying(at + "/ack", status("processed"));
                 case Turn.Outcome.Output output -> reply(at, id, output.text());
                 case Turn.Outcome.Failed failed -> fail(at, id, failed.why());
             }
@@ -91,28 +91,22 @@ final class AgentRunner {
      * a few times, so an envelope is not left unclaimed and undelivered.
      */
     private boolean claim(String at, String id) throws InterruptedException {
-        ObjectNode body = HubClient.JSON.createObjectNode().put("timeoutMs", settings.timeout().toMillis());
-        for (int attempt = 1; ; attempt++) {
-            try {
-                client.post(at + "/claim", body);
-                return true;
-            } catch (HubException e) {
-                if (!(e.retryable() || e.code().equals("rate_limited")) || attempt == CLAIM_ATTEMPTS) {
-                    note("envelope " + id + " not claimed: " + e.code());
-                    return false;
-                }
-                Thread.sleep(1_000L << (attempt - 1));
-            }
+        try {
+            retrying(at + "/claim", HubClient.JSON.createObjectNode().put("timeoutMs", settings.timeout().toMillis()));
+            return true;
+        } catch (HubException e) {
+            note("envelope " + id + " not claimed: " + e.code());
+            return false;
         }
     }
 
     /** Replies; a reply the hub refuses (the policy, a limit) fails the envelope, so it is not run again. */
     private void reply(String at, String id, String text) throws InterruptedException {
         try {
-            client.post(at + "/reply", HubClient.JSON.createObjectNode().put("text", text));
+            retrying(at + "/reply", HubClient.JSON.createObjectNode().put("text", text));
         } catch (HubException e) {
             if (e.retryable()) {
-                throw e; // the hub failing: the envelope stays claimed, and comes again once the sweep takes it back
+                throw e; // the hub still failing: the envelope stays claimed until the sweep takes it back
             }
             fail(at, id, "the reply was refused: " + e.code() + ": " + e.getMessage());
         }
@@ -120,8 +114,27 @@ final class AgentRunner {
 
     private void fail(String at, String id, String why) throws InterruptedException {
         note("envelope " + id + " failed: " + why);
-        client.post(at + "/ack", status("failed").put("reason", why.length() > MAX_REASON
-                ? why.substring(0, MAX_REASON) : why));
+        retrying(at + "/ack", status("failed").put("reason", why.length() > MAX_REASON ? why.substring(0, MAX_REASON)
+                : why));
+    }
+
+    /**
+     * Posts, asking again (1, 2, 4, 8 s apart) while the hub fails, cannot be reached or
+     * rate-limits: a claim, a reply or an ack lost to a passing failure would leave an envelope
+     * unworked, or claimed until the sweep takes it back and runs its turn again.
+     */
+    private void retrying(String path, ObjectNode body) throws InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                client.post(path, body);
+                return;
+            } catch (HubException e) {
+                if (!(e.retryable() || e.code().equals("rate_limited")) || attempt == ATTEMPTS) {
+                    throw e;
+                }
+                Thread.sleep(1_000L << (attempt - 1));
+            }
+        }
     }
 
     /** The tool the turn runs now and since when, told to the hub with each heartbeat. */
@@ -136,14 +149,20 @@ final class AgentRunner {
             this.since = since;
         }
 
-        /** The turn started a tool: the hub hears of it at once. */
+        /** Set once the turn is over: a beat still under way or scheduled is dropped. */
+        volatile boolean done;
+
+        /** The turn started a tool: the hub hears of it at once (from the beats' thread, never the turn's). */
         void toolStarted(String name) {
             tool = name;
             since = Instant.now();
-            beat();
+            beats.execute(this::beat);
         }
 
         void beat() {
+            if (done) {
+                return;
+            }
             try {
                 client.post(at + "/heartbeat", HubClient.JSON.createObjectNode().put("tool", tool)
                         .put("toolStartedAt", since.toString()).put("toolTimeoutMs", settings.timeout().toMillis()));

@@ -61,18 +61,24 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) i
         } catch (IOException e) {
             return new Outcome.Failed("Claude Code cannot be started (" + bin + "): " + e.getMessage());
         }
-        long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            CompletableFuture<Optional<JsonNode>> result = CompletableFuture.supplyAsync(
-                    () -> follow(process, toolStarted), Thread::startVirtualThread);
+            CompletableFuture<JsonNode> result = new CompletableFuture<>();
+            CompletableFuture<Void> read = CompletableFuture.runAsync(() -> follow(process, toolStarted, result),
+                    Thread::startVirtualThread);
             byte[] message = (userMessage(envelope).toString() + "\n").getBytes(StandardCharsets.UTF_8);
             Thread.startVirtualThread(() -> Turn.write(process.getOutputStream(), message));
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                return new Outcome.Failed("Claude Code timed out after " + dev.parley.core.DurationText.format(timeout));
+            // The result line ends the turn: a session that lingers after it (a hook, a server) is not waited for.
+            CompletableFuture.anyOf(result, process.onExit()).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (!result.isDone()) { // it ended first: what it wrote last may still be in the pipe
+                read.get(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
             }
-            Optional<JsonNode> last = result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            return answer(last, process.exitValue());
-        } catch (ExecutionException | TimeoutException e) {
+            return answer(Optional.ofNullable(result.getNow(null)), process.isAlive() ? "still running"
+                    : "exit status " + process.exitValue());
+        } catch (TimeoutException e) {
+            return process.isAlive()
+                    ? new Outcome.Failed("Claude Code timed out after " + dev.parley.core.DurationText.format(timeout))
+                    : new Outcome.Failed("Claude Code's output could not be read");
+        } catch (ExecutionException e) {
             return new Outcome.Failed("Claude Code's output could not be read");
         } finally {
             Turn.end(process);
@@ -89,12 +95,11 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) i
         return line;
     }
 
-    /** Reads the stream-json lines: each tool_use is told; the last result line is answered. */
-    private static Optional<JsonNode> follow(Process process, Consumer<String> toolStarted) {
-        Optional<JsonNode> result = Optional.empty();
+    /** Reads the stream-json lines: each tool_use is told; the first result line completes {@code result}. */
+    private static void follow(Process process, Consumer<String> toolStarted, CompletableFuture<JsonNode> result) {
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8))) {
-            for (String line; (line = lines.readLine()) != null; ) {
+            for (String line; !result.isDone() && (line = lines.readLine()) != null; ) {
                 if (line.isBlank()) {
                     continue;
                 }
@@ -110,19 +115,18 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) i
                             toolStarted.accept(block.path("name").asText("tool"));
                         }
                     });
-                    case "result" -> result = Optional.of(event);
+                    case "result" -> result.complete(event);
                     default -> { } // system, user (tool results), stream events: nothing the hub needs
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return result;
     }
 
-    private static Outcome answer(Optional<JsonNode> last, int status) {
+    private static Outcome answer(Optional<JsonNode> last, String ended) {
         if (last.isEmpty()) {
-            return new Outcome.Failed("Claude Code ended without a result (exit status " + status + ")");
+            return new Outcome.Failed("Claude Code ended without a result (" + ended + ")");
         }
         JsonNode result = last.get();
         String text = result.path("result").asText("");

@@ -43,7 +43,7 @@ record CommandTurn(List<String> command) implements Turn {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 return new Outcome.Failed("timed out after " + dev.parley.core.DurationText.format(timeout));
             }
-            byte[] stdout = out.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            byte[] stdout = out.get(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
             if (stdout.length > MAX_REPLY_BYTES) {
                 return new Outcome.Failed("the command wrote more than " + MAX_REPLY_BYTES + " bytes");
             }

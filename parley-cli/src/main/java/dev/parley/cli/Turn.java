@@ -9,6 +9,8 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /** What works one envelope for the {@link AgentRunner}: a command, or a Claude Code session. */
@@ -31,12 +33,26 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn {
         }
     }
 
+    /** How long a turn's output is read after its process ended (what it started may hold the pipe open). */
+    Duration DRAIN = Duration.ofSeconds(5);
+
     /**
-     * Starts {@code command} for a turn: stderr to the runner's, and without {@code PARLEY_TOKEN},
-     * because what it runs reads text from others and must not act as the node.
+     * Starts {@code command} for a turn: in a process group of its own (util-linux {@code setsid},
+     * where it is), so that {@link #end} reaches what it started, also what left it; stderr to the
+     * runner's; without {@code PARLEY_TOKEN}, because what it runs reads text from others and must
+     * not act as the node.
      */
     static Process start(List<String> command) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+        // setsid would start and fail with a status: say what is missing here, as the hub's runner does
+        if (!dev.parley.server.agents.AgentRuntime.runnable(command.getFirst(),
+                Optional.ofNullable(System.getenv("PATH")), java.nio.file.Path.of("").toAbsolutePath())) {
+            throw new IOException("no executable " + command.getFirst() + (command.getFirst().contains("/") ? ""
+                    : " on PATH"));
+        }
+        List<String> line = new java.util.ArrayList<>();
+        SETSID.ifPresent(line::add);
+        line.addAll(command);
+        ProcessBuilder builder = new ProcessBuilder(line).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().remove("PARLEY_TOKEN");
         return builder.start();
     }
@@ -64,9 +80,23 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn {
         }
     }
 
-    /** Kills what a turn started and what descends from it. */
-    static void end(Process process) {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
+    /** Kills what a turn started: its process group, what still descends from it, and it; waits for it to end. */
+    static void end(Process process) throws InterruptedException {
+        List<ProcessHandle> descendants = process.descendants().toList();
+        if (SETSID.isPresent() && process.isAlive()) {
+            try {
+                new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                        .redirectError(ProcessBuilder.Redirect.DISCARD).start().waitFor(5, TimeUnit.SECONDS);
+            } catch (IOException e) {
+                // kill(1) missing: what descends from it is killed one by one below
+            }
+        }
+        descendants.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
+        process.waitFor(5, TimeUnit.SECONDS);
     }
+
+    /** util-linux's setsid, where it is. */
+    Optional<String> SETSID = java.util.stream.Stream.of("/usr/bin/setsid", "/bin/setsid")
+            .filter(path -> java.nio.file.Files.isExecutable(java.nio.file.Path.of(path))).findFirst();
 }

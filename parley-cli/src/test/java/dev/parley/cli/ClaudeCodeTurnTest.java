@@ -30,14 +30,19 @@ class ClaudeCodeTurnTest {
     /** A stand-in {@code claude}: writes its arguments and stdin down, then prints {@code fixture} (or runs {@code then}). */
     static Path standIn(Path dir, String then) throws Exception {
         Path script = dir.resolve("claude");
-        Files.writeString(script, "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + dir.resolve("args") + "'\n"
-                + "env > '" + dir.resolve("env") + "'\ncat > '" + dir.resolve("stdin") + "'\n" + then + "\n");
+        Files.writeString(script, "#!/bin/sh\necho $$ > '" + dir.resolve("pid") + "'\nprintf '%s\\n' \"$@\" > '"
+                + dir.resolve("args") + "'\ncat > '" + dir.resolve("stdin") + "'\n" + then + "\n");
         assertTrue(script.toFile().setExecutable(true));
         return script;
     }
 
-    static Path fixture(String name) {
-        return Path.of("src", "test", "resources", "claude", name).toAbsolutePath();
+    static Path fixture(String name) throws Exception {
+        return Path.of(ClaudeCodeTurnTest.class.getResource("/claude/" + name).toURI());
+    }
+
+    /** The stand-in's process, by the pid it wrote down. */
+    private static java.util.Optional<ProcessHandle> standInProcess(Path dir) throws Exception {
+        return ProcessHandle.of(Long.parseLong(Files.readString(dir.resolve("pid")).strip()));
     }
 
     private static JsonNode envelope(String text) throws Exception {
@@ -81,12 +86,23 @@ class ClaudeCodeTurnTest {
         failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(hanging, "exec sleep 607")
                 .toString(), List.of(), List.of()).take(envelope("build"), Duration.ofSeconds(1), t -> { }));
         assertEquals("Claude Code timed out after 1s", failed.why());
-        assertTrue(ProcessHandle.allProcesses().noneMatch(p -> p.info().arguments().map(a -> List.of(a).equals(
-                List.of("607"))).orElse(false)), "the session is killed");
+        assertTrue(standInProcess(hanging).map(p -> !p.isAlive()).orElse(true), "the session is killed");
 
         failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(tmp.resolve("no-such-claude").toString(),
                 List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { }));
         assertTrue(failed.why().startsWith("Claude Code cannot be started"), failed.why());
+    }
+
+    /** A session that lingers after its result line (a hook, a server that will not stop) is not waited for. */
+    @Test
+    void theResultLineEndsTheTurnAndALingeringSessionIsKilled() throws Exception {
+        Path bin = standIn(tmp, "cat '" + fixture("success.jsonl") + "'; exec sleep 608");
+        long t0 = System.nanoTime();
+        Turn.Outcome outcome = new ClaudeCodeTurn(bin.toString(), List.of(), List.of())
+                .take(envelope("run the tests"), Duration.ofMinutes(10), t -> { });
+        assertEquals(new Turn.Outcome.Output("All 42 tests pass."), outcome);
+        assertTrue(System.nanoTime() - t0 < Duration.ofMinutes(5).toNanos(), "answered at its result, not its timeout");
+        assertTrue(standInProcess(tmp).map(p -> !p.isAlive()).orElse(true), "the lingering session is killed");
     }
 
     @Test

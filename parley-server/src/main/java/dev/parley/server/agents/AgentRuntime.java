@@ -373,7 +373,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ParleyException | UncheckedIOException e) {
-                if (!closed) { // at close a read interrupted is expected
+                if (!closed && state.get() == State.RUNNING) { // a stop or the close interrupts reads on purpose
                     LOG.log(Level.WARNING, "agent " + spec.id() + ": its worker ended on a store failure; the next"
                             + " envelope starts it again", e);
                 }
@@ -757,7 +757,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     }
 
     /** Whether {@code program} names an executable file: a path (from {@code workdir}), or a name found on {@code path}. */
-    static boolean runnable(String program, Optional<String> path, Path workdir) {
+    public static boolean runnable(String program, Optional<String> path, Path workdir) {
         if (program.contains("/")) {
             return Files.isExecutable(workdir.resolve(program)) && !Files.isDirectory(workdir.resolve(program));
         }

@@ -155,12 +155,12 @@ class AgentProtocolTest {
             // claimed, and its first heartbeat in: the agent runs its command (the envelope's status shows the claim)
             await().atMost(WAIT).until(() -> hub.get(lead, "/v1/messages/" + id).json().at("/claim/heartbeat/tool")
                     .asText().equals("sh"));
-            // and the command is past its marker, hanging: stopped earlier, the next run would hang too
-            await().atMost(WAIT).until(() -> ProcessHandle.allProcesses().anyMatch(p -> p.info().command().orElse("")
-                    .endsWith("/sleep") && List.of("600").equals(p.info().arguments().map(List::of).orElse(List.of()))));
             Path pidFile = tmp.resolve("hub").resolve("agents").resolve("upper.pid");
             long first = Long.parseLong(Files.readString(pidFile).strip().split(" ")[0]);
             ProcessHandle process = ProcessHandle.of(first).orElseThrow();
+            // and its command is past its marker, hanging: stopped earlier, the next run would hang too
+            await().atMost(WAIT).until(() -> process.descendants().anyMatch(p -> p.info().command().orElse("")
+                    .endsWith("/sleep") && List.of("600").equals(p.info().arguments().map(List::of).orElse(List.of()))));
             assertEquals(0, new ProcessBuilder("kill", "-STOP", "--", "-" + first).start().waitFor(), "stopped");
 
             moveOn(Sweep.CEILING.plusMinutes(1));
