@@ -4,7 +4,6 @@ import dev.parley.core.AgentSpec;
 import dev.parley.core.Claim;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.Envelope;
-import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
 import dev.parley.core.Graph;
 import dev.parley.core.JsonText;
