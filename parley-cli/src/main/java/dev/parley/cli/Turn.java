@@ -10,7 +10,6 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /** What works one envelope for the {@link AgentRunner}: a command, or a Claude Code session. */
@@ -49,10 +48,7 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn {
             throw new IOException("no executable " + command.getFirst() + (command.getFirst().contains("/") ? ""
                     : " on PATH"));
         }
-        List<String> line = new java.util.ArrayList<>();
-        SETSID.ifPresent(line::add);
-        line.addAll(command);
-        ProcessBuilder builder = new ProcessBuilder(line).redirectError(ProcessBuilder.Redirect.INHERIT);
+        ProcessBuilder builder = new ProcessBuilder(dev.parley.server.agents.ProcessGroups.inOwnGroup(command)).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().remove("PARLEY_TOKEN");
         return builder.start();
     }
@@ -81,22 +77,7 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn {
     }
 
     /** Kills what a turn started: its process group, what still descends from it, and it; waits for it to end. */
-    static void end(Process process) throws InterruptedException {
-        List<ProcessHandle> descendants = process.descendants().toList();
-        if (SETSID.isPresent() && process.isAlive()) {
-            try {
-                new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                        .redirectError(ProcessBuilder.Redirect.DISCARD).start().waitFor(5, TimeUnit.SECONDS);
-            } catch (IOException e) {
-                // kill(1) missing: what descends from it is killed one by one below
-            }
-        }
-        descendants.forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-        process.waitFor(5, TimeUnit.SECONDS);
+    static void end(Process process) {
+        dev.parley.server.agents.ProcessGroups.kill(process.toHandle());
     }
-
-    /** util-linux's setsid, where it is. */
-    Optional<String> SETSID = java.util.stream.Stream.of("/usr/bin/setsid", "/bin/setsid")
-            .filter(path -> java.nio.file.Files.isExecutable(java.nio.file.Path.of(path))).findFirst();
 }

@@ -83,9 +83,6 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private static final int PAGE = 16;
     /** What a command inherits of the hub's environment: nothing else (no tokens, no keys). */
     private static final List<String> INHERITED = List.of("PATH", "LANG", "TZ");
-    /** util-linux's setsid, which puts each command in a session and process group of its own, where it is. */
-    private static final Optional<String> SETSID = java.util.stream.Stream.of("/usr/bin/setsid", "/bin/setsid")
-            .filter(path -> Files.isExecutable(Path.of(path))).findFirst();
 
     /** An agent's state as the API shows it. */
     public enum State {
@@ -239,7 +236,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         Process running = agent == null ? null : agent.running;
         if (running != null) {
             agent.note("the sweep found its process stuck and killed it (see the audit log: claim.reset)");
-            destroy(running.toHandle());
+            ProcessGroups.kill(running.toHandle());
         }
     }
 
@@ -321,7 +318,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 stopping.interrupt();
             }
             if (command != null) {
-                destroy(command.toHandle());
+                ProcessGroups.kill(command.toHandle());
             }
             if (stopping != null && stopping != Thread.currentThread()) {
                 try {
@@ -482,7 +479,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 return new Outcome.Failed("its output could not be read");
             } finally {
                 if (process != null) {
-                    destroy(process.toHandle());
+                    ProcessGroups.kill(process.toHandle());
                     forget();
                 }
                 running = null;
@@ -549,7 +546,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     idle = watch(process);
                 } finally {
                     running = null; // first: the exit this causes wakes nothing (launch)
-                    destroy(process.toHandle());
+                    ProcessGroups.kill(process.toHandle());
                     forget();
                 }
                 if (idle) {
@@ -705,7 +702,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 Optional<ProcessHandle> left = ProcessHandle.of(Long.parseLong(written[0])).filter(p -> p.info()
                         .startInstant().map(at -> Math.abs(at.toEpochMilli() - started) < 1_000).orElse(false));
                 if (left.isPresent()) {
-                    destroy(left.get());
+                    ProcessGroups.kill(left.get());
                     note("killed the command (pid " + left.get().pid() + ") the hub's previous run left running");
                 }
             } catch (IOException | RuntimeException e) {
@@ -770,10 +767,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
      * what left its parent; under the spec's limits.
      */
     private static List<String> commandLine(AgentSpec spec) {
-        List<String> line = new java.util.ArrayList<>();
-        SETSID.ifPresent(line::add);
-        line.addAll(limited(spec.limits(), spec.command()));
-        return line;
+        return ProcessGroups.inOwnGroup(limited(spec.limits(), spec.command()));
     }
 
     /**
@@ -836,38 +830,6 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             stdin.write(prompt);
         } catch (IOException ignored) {
             // the command closed its stdin early: it answers from what it read
-        }
-    }
-
-    /**
-     * Kills a command, its process group (it leads one when started by {@code setsid}: this
-     * reaches what it started and left behind) and what still descends from it, and waits for
-     * the command and its descendants to be gone.
-     */
-    private static void destroy(ProcessHandle process) {
-        List<ProcessHandle> descendants = process.descendants().toList();
-        if (SETSID.isPresent() && process.isAlive()) {
-            try {
-                new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid())
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
-                        .start().waitFor(5, TimeUnit.SECONDS);
-            } catch (IOException e) {
-                LOG.log(Level.WARNING, "the process group of command " + process.pid() + " cannot be killed", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        descendants.forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-        try {
-            process.onExit().get(5, TimeUnit.SECONDS);
-            for (ProcessHandle d : descendants) {
-                d.onExit().get(5, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.log(Level.WARNING, "a command's process did not end within 5 s of SIGKILL", e);
         }
     }
 }
