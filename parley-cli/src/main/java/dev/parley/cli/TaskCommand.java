@@ -77,7 +77,8 @@ final class TaskCommand extends CommandGroup {
 
     @Command(name = "create", mixinStandardHelpOptions = true,
             description = {"Delegate a task to a node (--to), or to a new child of yours spawned for it (--spawn).",
-                    "A spawned child's token is printed once: it is the child's only credential."})
+                    "A spawned child's token is printed once: it is the child's only credential.",
+                    "With --template the hub runs the child as a managed agent and recycles it when the task ends."})
     static final class CreateTask extends ClientCommand {
         @ArgGroup(exclusive = true, multiplicity = "1", heading = "Assignee (one of):%n")
         Assignee assignee;
@@ -102,7 +103,12 @@ final class TaskCommand extends CommandGroup {
                 if (!assignee.spawn.labels.isEmpty()) {
                     spawn.set("labels", HubClient.JSON.valueToTree(assignee.spawn.labels));
                 }
-                body.put("ephemeral", assignee.spawn.ephemeral);
+                if (assignee.spawn.template != null) { // a child the hub runs is always recycled
+                    spawn.put("template", assignee.spawn.template);
+                    spawn.set("capabilities", HubClient.JSON.valueToTree(assignee.spawn.capabilities));
+                } else {
+                    body.put("ephemeral", assignee.spawn.ephemeral);
+                }
             }
             body.put("title", title);
             if (input != null) {
@@ -141,6 +147,15 @@ final class TaskCommand extends CommandGroup {
 
         @Option(names = "--ephemeral", description = "Remove the child when the task ends.")
         boolean ephemeral;
+
+        @Option(names = "--template", paramLabel = "AGENT",
+                description = {"Make the child a managed agent the hub runs, with the spec of AGENT (an agent of yours);",
+                        "it is recycled when the task ends."})
+        String template;
+
+        @Option(names = "--capability", paramLabel = "NODE",
+                description = "With --template: a node the child may reach (one you may reach); repeatable.")
+        List<String> capabilities = new ArrayList<>();
     }
 
     /** A change of a task's state: the assignee's events and the creator's cancel. */

@@ -382,6 +382,26 @@ class CliDeliveryTest {
         assertEquals("not needed", canceled.path("reason").asText(), canceled::toString);
     }
 
+    @Test
+    void aTaskSpawnedFromATemplateIsRunByTheHubAndItsResultShown() throws Exception {
+        Path spec = data.resolve("rev.yaml");
+        java.nio.file.Files.writeString(spec, """
+                id: rev
+                parent: lead
+                command: [rev]
+                """);
+        assertEquals(0, parley(as(hub, admin, "agent", "start", "--spec", spec.toString())).exit);
+        CliRun created = parley(as(hub, lead, "task", "create", "--spawn", "rev-1", "--template", "rev",
+                "--capability", "worker-1", "--title", "mirror", "--input", "\"stressed\"", "--json"));
+        assertEquals(0, created.exit, created::describe);
+        String id = created.json().path("id").asText();
+        assertTrue(created.json().path("assigneeToken").isMissingNode(), created::describe);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> parley(as(hub, lead,
+                "task", "show", id, "--json")).json().path("state").asText().equals("completed"));
+        assertEquals("desserts", parley(as(hub, lead, "task", "show", id, "--json")).json().at("/result/text").asText());
+        assertFailure(parley(as(hub, admin, "node", "show", "rev-1")), ExitStatus.NOT_FOUND, "node_not_found");
+    }
+
     private List<String> deadLetterIds() {
         return parley(as(hub, admin, "dlq", "list", "--json")).json().path("items").findValuesAsText("id");
     }

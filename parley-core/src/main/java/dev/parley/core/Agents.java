@@ -3,7 +3,6 @@ package dev.parley.core;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * Managed agents as the graph and the audit log see them: starting one creates its node (kind
@@ -15,17 +14,25 @@ import java.util.function.Function;
 public final class Agents {
     /** The node label an agent card reads its skills from (docs/a2a.md). */
     private static final String SKILLS_LABEL = "a2a.skills";
+    /** The hub grants a spawned child its capabilities, as checked against its creator's reach. */
+    private static final Principal HUB = new Principal.Admin();
+    /** What a capability is checked as: an ordinary message from the creator to the node. */
+    private static final RuleInput.EnvelopeFacts REACH = new RuleInput.EnvelopeFacts("message", 0, Map.of(), "");
 
     private final Graph graph;
     private final Registry registry;
     private final AgentStore store;
     private final EventStore audit;
     private final PolicyRules rules;
+    private final AccessPolicy access;
+    private final AgentSpecFormat format;
     private final InstantSource clock;
 
-    /** {@code audit} records refusals that write nothing else. */
+    /** {@code audit} records refusals that write nothing else; {@code format} reads specs and makes children's. */
     public Agents(Graph graph, Registry registry, AgentStore store, EventStore audit, PolicyRules rules,
-                  InstantSource clock) {
+                  AccessPolicy access, AgentSpecFormat format, InstantSource clock) {
+        this.access = access;
+        this.format = format;
         this.graph = graph;
         this.registry = registry;
         this.store = store;
@@ -35,32 +42,72 @@ public final class Agents {
     }
 
     /**
-     * Creates the agent's node with the spec {@code text} (kept as written) holds, read by
-     * {@code read}; answers the spec as its node has it. A caller who is not the admin is
-     * refused before the spec is read.
+     * Creates the agent's node with the spec {@code text} (kept as written); answers the spec as
+     * its node has it. A caller who is not the admin is refused before the spec is read.
      */
-    public AgentSpec start(Principal caller, String text, Function<String, AgentSpec> read) {
+    public AgentSpec start(Principal caller, String text) {
         if (!(caller instanceof Principal.Admin)) {
             audit.audit(Actor.of(caller, "agent.start", clock.instant()).deny("agent",
                     "only the admin starts agents", rules.version()));
             throw new ParleyException(ErrorCode.FORBIDDEN, "only the admin starts agents: an agent's command runs"
                     + " on the hub's host as the hub's user");
         }
-        AgentSpec spec = read.apply(text);
+        AgentSpec spec = format.read(text);
         for (NodeId other : spec.talksWith()) {
             if (graph.node(other).isEmpty()) {
                 throw AgentSpec.invalid("comms.allow: " + other + " is not a node");
             }
         }
-        Map<String, String> labels = spec.skills().isEmpty() ? Map.of()
-                : Map.of(SKILLS_LABEL, String.join(",", spec.skills()));
-        CreatedNode created = registry.create(caller, new NewNode(spec.id(), NodeKind.MANAGED, spec.parent(), labels),
-                (node, tokenHash, audit) -> store.createAgent(node, tokenHash, audit, text));
+        AgentSpec created = create(caller, spec, text);
         for (NodeId other : spec.talksWith()) { // a grant each way, each audited as the admin's
             String note = "comms.allow of agent " + spec.id();
             registry.grant(caller, new NewGrant(spec.id(), new GrantTarget.Node(other), Optional.empty(), note));
             registry.grant(caller, new NewGrant(other, new GrantTarget.Node(spec.id()), Optional.empty(), note));
         }
+        return created;
+    }
+
+    /**
+     * Creates a managed child of {@code caller} for a task, with the spec of the agent the
+     * request names as its template. The template must be an agent the caller is the parent
+     * of: the admin chose its command and gave it to the caller's group, so a node never runs
+     * a command of its own choosing. The child's reach is at most the caller's: it gets a grant
+     * to each node of {@code talksWith} only when the caller may reach that node now.
+     */
+    public AgentSpec provision(Principal caller, NewTask.Assignee.Provisioned request) {
+        Node parent = caller.actingNode(graph, "spawn agents");
+        Node template = graph.node(request.template()).filter(n -> n.kind() == NodeKind.MANAGED
+                && n.parent().equals(Optional.of(parent.id()))).orElseThrow(() -> new ParleyException(
+                ErrorCode.NODE_NOT_FOUND, "spawn.template: " + request.template() + " is not an agent of "
+                + parent.id() + " (a template is a managed agent whose parent is the task's creator)"));
+        String text = store.agent(template.id()).map(AgentStore.Stored::spec).orElseThrow(() -> new ParleyException(
+                ErrorCode.NODE_NOT_FOUND, "spawn.template: agent " + template.id() + " has no spec on this hub"));
+        AccessPolicy.Check check = access.check(clock.instant());
+        for (NodeId other : request.talksWith()) {
+            boolean reaches = graph.node(other).map(node -> check.decide(parent, node, REACH) instanceof AclDecision.Allowed)
+                    .orElse(false);
+            if (!reaches) { // a node that does not exist is refused in the same words: nothing learnt of the graph
+                audit.audit(Actor.of(caller, "agent.spawn", clock.instant()).deny(request.id().value(),
+                        "capability " + other + " beyond the creator's reach", check.policyVersion()));
+                throw new ParleyException(ErrorCode.FORBIDDEN, "spawn.capabilities: " + parent.id()
+                        + " may not reach " + other + ", so a child it spawns may not either");
+            }
+        }
+        String childText = format.child(text, request.id(), parent.id(), request.talksWith());
+        AgentSpec created = create(caller, format.read(childText), childText);
+        for (NodeId other : request.talksWith()) { // one way: what the child may reach, as its creator may
+            registry.grant(HUB, new NewGrant(request.id(), new GrantTarget.Node(other), Optional.empty(),
+                    "capability of agent " + request.id() + ", spawned by " + parent.id() + " from " + template.id()));
+        }
+        return created;
+    }
+
+    /** The agent's node, with its spec, in one transaction: lineage and the depth policy are the registry's. */
+    private AgentSpec create(Principal caller, AgentSpec spec, String text) {
+        Map<String, String> labels = spec.skills().isEmpty() ? Map.of()
+                : Map.of(SKILLS_LABEL, String.join(",", spec.skills()));
+        CreatedNode created = registry.create(caller, new NewNode(spec.id(), NodeKind.MANAGED, spec.parent(), labels),
+                (node, tokenHash, audit) -> store.createAgent(node, tokenHash, audit, text));
         return spec.withParent(created.node().parent());
     }
 

@@ -1,5 +1,6 @@
 package dev.parley.core;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -27,8 +28,12 @@ public record NewTask(Assignee assignee, String title, Optional<JsonText> input,
         if (title.isBlank() || title.length() > MAX_TITLE) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "title must be 1 to " + MAX_TITLE + " characters");
         }
-        if (ephemeral && !(assignee instanceof Assignee.Spawned)) {
+        if (ephemeral && assignee instanceof Assignee.Existing) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "ephemeral is allowed only with spawn");
+        }
+        if (!ephemeral && assignee instanceof Assignee.Provisioned) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "a child provisioned from a template is recycled"
+                    + " when its task ends: ephemeral cannot be false with spawn.template");
         }
     }
 
@@ -36,6 +41,18 @@ public record NewTask(Assignee assignee, String title, Optional<JsonText> input,
     public sealed interface Assignee {
         /** A node that exists and that the creator's ACL lets it reach. */
         record Existing(NodeId id) implements Assignee {
+        }
+
+        /**
+         * A new managed agent, child of the creator, that the hub runs for this task with the
+         * spec of agent {@code template} (an agent the creator is the parent of), reaching
+         * beyond its group only {@code talksWith} (its capabilities, each a node the creator
+         * itself may reach); recycled when the task ends.
+         */
+        record Provisioned(NodeId id, NodeId template, List<NodeId> talksWith) implements Assignee {
+            public Provisioned {
+                talksWith = List.copyOf(talksWith);
+            }
         }
 
         /** A new child of the creator, registered for this task. */

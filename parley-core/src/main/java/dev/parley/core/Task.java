@@ -23,6 +23,11 @@ public record Task(String id, NodeId creator, NodeId assignee, String title, Opt
                 Optional.empty(), Optional.empty(), List.of(), Optional.empty(), at, at);
     }
 
+    /** Whether the task ended and took its assignee with it: a node spawned for it is deleted then. */
+    public boolean recycled() {
+        return ephemeral && state.terminal();
+    }
+
     /** The task after {@code event}, as the state machine allows. */
     public Task after(TaskEvent event, Instant at) {
         TaskState next = state.on(event);

@@ -28,10 +28,15 @@ public final class Tasks {
     private final TaskFormat format;
     private final InstantSource clock;
     private final IdGenerator ids;
+    private final Provisioning provisioning;
 
-    /** {@code audit} records refusals that write nothing else. */
+    /**
+     * {@code audit} records refusals that write nothing else; {@code provisioning} creates the
+     * managed children that tasks spawned from a template go to.
+     */
     public Tasks(Graph graph, AccessPolicy policy, Registry registry, TaskStore store, EventStore audit,
-                 TaskFormat format, InstantSource clock, IdGenerator ids) {
+                 TaskFormat format, InstantSource clock, IdGenerator ids, Provisioning provisioning) {
+        this.provisioning = provisioning;
         this.graph = graph;
         this.office = new PostOffice(graph, policy, PayloadSchemas.NONE, ids);
         this.registry = registry;
@@ -57,22 +62,42 @@ public final class Tasks {
                 // Lineage and the depth policy are the registry's; the child reaches only its group.
                 CreatedNode child = registry.create(caller, new NewNode(spawned.id(), spawned.kind(), Optional.empty(),
                         spawned.labels()));
-                try {
-                    Actor actor = Actor.of(caller, "task.create", clock.instant());
-                    Task task = submitted(actor, creator.id(), spawned.id(), request);
-                    CreatedTask created = office.answer(actor, spawned.id(), assignment(task, request),
-                            "task " + task.id() + " (spawned for the task)", storing(task));
-                    yield new CreatedTask(created.task(), Optional.of(child.token()), created.duplicate());
-                } catch (RuntimeException e) {
-                    try {
-                        registry.delete(HUB, spawned.id()); // no task, so no reason for the child to exist
-                    } catch (RuntimeException cleanup) {
-                        e.addSuppressed(cleanup);
-                    }
-                    throw e;
-                }
+                CreatedTask created = assignToChild(caller, creator, spawned.id(), request);
+                yield created.duplicate() ? created : new CreatedTask(created.task(), Optional.of(child.token()), false);
+            }
+            case NewTask.Assignee.Provisioned provisioned -> {
+                AgentSpec agent = provisioning.provision(caller, provisioned);
+                CreatedTask created = assignToChild(caller, creator, provisioned.id(), request);
+                yield created.duplicate() ? created : new CreatedTask(created.task(), Optional.empty(), false,
+                        Optional.of(agent));
             }
         };
+    }
+
+    /**
+     * Hands the task to {@code child}, just created for it. Whatever keeps the task from being
+     * created, or a messageId that had already created one (answered with that task), deletes
+     * the child again: there is no task for it to do.
+     */
+    private CreatedTask assignToChild(Principal caller, Node creator, NodeId child, NewTask request) {
+        CreatedTask created;
+        try {
+            Actor actor = Actor.of(caller, "task.create", clock.instant());
+            Task task = submitted(actor, creator.id(), child, request);
+            created = office.answer(actor, child, assignment(task, request),
+                    "task " + task.id() + " (spawned for the task)", storing(task));
+        } catch (RuntimeException e) {
+            try {
+                retire(child);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+        if (created.duplicate()) {
+            retire(child); // the first request's task, with its own assignee, is the answer
+        }
+        return created;
     }
 
     /**
@@ -100,10 +125,21 @@ public final class Tasks {
             return office.answer(actor, notified, notice, "task " + next.id() + " " + current.state().wire() + " -> "
                     + next.state().wire(), (envelope, entry) -> new TaskStore.TaskChange(next, envelope, entry));
         });
-        if (changed.ephemeral() && changed.state().terminal() && graph.node(changed.assignee()).isPresent()) {
+        if (changed.recycled() && graph.node(changed.assignee()).isPresent()) {
             retire(changed.assignee());
         }
         return changed;
+    }
+
+    /** Creates the managed agent a task spawned from a template goes to ({@link Agents#provision}). */
+    @FunctionalInterface
+    public interface Provisioning {
+        /** Tasks that spawn from a template are refused. */
+        Provisioning NONE = (caller, child) -> {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "this hub runs no agents to spawn from a template");
+        };
+
+        AgentSpec provision(Principal caller, NewTask.Assignee.Provisioned child);
     }
 
     /** The task, for its creator, its assignee or the admin. */

@@ -42,7 +42,8 @@ class TasksTest {
 
     private final MemoryHub hub = new MemoryHub();
     private final MemoryStore store = hub.store;
-    private final Tasks tasks = new Tasks(hub.graph, hub.policy, hub.registry, store, store, FORMAT, hub.clock, hub.ids);
+    private final Tasks tasks = new Tasks(hub.graph, hub.policy, hub.registry, store, store, FORMAT, hub.clock, hub.ids,
+            Tasks.Provisioning.NONE);
 
     /** lead → w1, w2; other → o1. */
     @BeforeEach

@@ -221,7 +221,12 @@ public final class Hub implements AutoCloseable {
             Router router = new Router(graph, access, schemas, store, clock, ids, federation);
             Messages messages = new Messages(store, livePolicy, clock);
             Notices notices = new Notices(ids, livePolicy);
-            Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids);
+            // Managed agents: the hub runs them, woken by their mail; a task may spawn one from a template.
+            SqliteAgents agentSpecs = store.agents();
+            Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, access, AgentSpecs.YAML_FORMAT,
+                    clock);
+            Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids,
+                    agents::provision);
             Peers peers = new Peers(graph, access, clock);
 
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
@@ -241,11 +246,8 @@ public final class Hub implements AutoCloseable {
             store.tapTasks(a2aPushes);
             dispatcher.shapePushes(a2aPushes);
             committed.add(waiters).add(dispatcher).add(a2aWatch);
-            // Managed agents: the hub runs them (runner: command), woken by their mail.
-            SqliteAgents agentSpecs = store.agents();
-            Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, clock);
             AtomicReference<String> url = new AtomicReference<>();
-            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages,
+            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages, tasks,
                     config.dataDir().resolve("agents"), agents::failed, agents::credential, url::get, clock);
             services.add(agentRuntime);
             committed.add(agentRuntime);
@@ -273,7 +275,7 @@ public final class Hub implements AutoCloseable {
             new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids, federation), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
-            new TaskRoutes(tasks, feeds, metrics).register(routes);
+            new TaskRoutes(tasks, feeds, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.

@@ -1,5 +1,6 @@
 package dev.parley.server.agents;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.AgentSpec;
 import dev.parley.core.Claim;
 import dev.parley.core.DeliveryEvent;
@@ -15,6 +16,11 @@ import dev.parley.core.Payload;
 import dev.parley.core.Principal;
 import dev.parley.core.Router;
 import dev.parley.core.Sweep;
+import dev.parley.core.Task;
+import dev.parley.core.TaskEvent;
+import dev.parley.core.TaskState;
+import dev.parley.core.Tasks;
+import dev.parley.server.wire.Json;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -108,6 +114,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private final EventStore store;
     private final Router router;
     private final Messages messages;
+    /** The tasks the agents' commands carry out: a task's envelope is answered by completing or failing the task. */
+    private final Tasks tasks;
     private final Path home;
     /** Told, before the agent turns failed, why its command cannot be started: the failure outlives the hub. */
     private final BiConsumer<NodeId, String> failed;
@@ -121,7 +129,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private volatile boolean closed;
 
     /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
-    public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Path home,
+    public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Tasks tasks, Path home,
                         BiConsumer<NodeId, String> failed, Function<NodeId, String> credential, Supplier<String> url,
                         InstantSource clock) {
         this.failed = failed;
@@ -131,6 +139,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         this.store = store;
         this.router = router;
         this.messages = messages;
+        this.tasks = tasks;
         this.home = home;
         this.clock = clock;
     }
@@ -192,6 +201,25 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         } finally {
             agent.control.unlock();
         }
+    }
+
+    /**
+     * Lets go of an agent whose node was deleted with the end of the task it was spawned for:
+     * its process is killed, its working directory (the hub's, not one its spec names) and log
+     * removed. Nothing for a node this runtime does not run.
+     */
+    public void retire(NodeId id) {
+        Agent agent = agents.remove(id);
+        if (agent == null) {
+            return;
+        }
+        agent.control.lock();
+        try {
+            agent.halt(State.STOPPED, Optional.empty());
+        } finally {
+            agent.control.unlock();
+        }
+        agent.discard();
     }
 
     /** The last {@code lines} lines of the agent's log (its commands' stderr and the runner's notes). */
@@ -384,10 +412,14 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
 
         /** Runs the command for one envelope and settles it: replied, processed or failed. */
         private void take(Envelope envelope) throws InterruptedException {
+            // A task handed to the agent: its corrId is the task's id (a forged one is refused by Tasks: not its task).
+            Optional<String> task = envelope.kind().equals(Tasks.KIND) ? envelope.corrId() : Optional.empty();
             try {
                 if (envelope.from().equals(NodeId.HUB)) { // the hub's notices are for the agent's log, not its command
                     note("hub notice " + envelope.kind() + ": " + envelope.text().orElse(""));
                     messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
+                } else if (task.isPresent()) {
+                    carryOut(envelope, task.get());
                 } else {
                     Outcome outcome = run(envelope);
                     if (!active()) {
@@ -397,7 +429,11 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 }
                 settled.incrementAndGet();
             } catch (CannotStart e) {
-                fail(envelope, "the agent's command cannot be started");
+                if (task.isPresent()) {
+                    endTask(envelope, task.get(), new Outcome.Failed("the agent's command cannot be started"));
+                } else {
+                    fail(envelope, "the agent's command cannot be started");
+                }
                 cannotStart(e.getMessage());
             } catch (ParleyException | UncheckedIOException e) {
                 LOG.log(Level.WARNING, "agent " + spec.id() + " could not settle envelope " + envelope.id()
@@ -420,6 +456,55 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                         fail(envelope, "the reply was refused: " + e.getMessage());
                     }
                 }
+                case Outcome.Failed failed -> fail(envelope, failed.why());
+            }
+        }
+
+        /**
+         * Carries out task {@code taskId} with the command: accepted as it starts, completed with
+         * its output ({@code {"text": …}}) or failed with why it failed. A task that ended
+         * meanwhile (canceled) is not run; one already accepted (a run the hub's end cut short) is
+         * run again.
+         */
+        private void carryOut(Envelope envelope, String taskId) throws InterruptedException, CannotStart {
+            Task task = tasks.show(caller, taskId);
+            if (task.state().terminal()) {
+                note("task " + taskId + " is " + task.state().wire() + ": not run");
+                messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
+                return;
+            }
+            if (task.state() == TaskState.SUBMITTED) {
+                tasks.apply(caller, taskId, new TaskEvent.Accept(Optional.of(spec.timeout().toSeconds())));
+            }
+            Outcome outcome = run(envelope);
+            if (active()) {
+                endTask(envelope, taskId, outcome);
+            }
+        }
+
+        /** Completes or fails the task as {@code outcome} says, then settles its envelope, unless the task took the agent with it. */
+        private void endTask(Envelope envelope, String taskId, Outcome outcome) {
+            TaskEvent end = switch (outcome) {
+                case Outcome.Output output -> {
+                    ObjectNode result = Json.object();
+                    result.put("text", output.text());
+                    yield new TaskEvent.Complete(Optional.of(new JsonText(result.toString())), List.of());
+                }
+                case Outcome.Failed failed -> new TaskEvent.Fail(failed.why());
+            };
+            try {
+                if (tasks.apply(caller, taskId, end).recycled()) {
+                    retire(spec.id()); // spawned for this task: its node is gone, and so is the agent
+                    return;
+                }
+            } catch (ParleyException e) {
+                if (e.code().status() >= 500) {
+                    throw e; // the hub failing: the envelope stays for the next pass
+                }
+                note("task " + taskId + " could not be ended: " + e.getMessage()); // canceled meanwhile
+            }
+            switch (outcome) {
+                case Outcome.Output output -> messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
                 case Outcome.Failed failed -> fail(envelope, failed.why());
             }
         }
@@ -669,6 +754,24 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             halt(State.FAILED, Optional.of(why));
         }
 
+        /** Removes what the agent left on disk: its log, its PID file, and its working directory if the hub chose it. */
+        void discard() {
+            try {
+                for (Path file : List.of(log, log.resolveSibling(log.getFileName() + ".1"), pid)) {
+                    Files.deleteIfExists(file);
+                }
+                if (spec.workdir().isEmpty() && Files.isDirectory(workdir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    try (var tree = Files.walk(workdir)) { // walk does not follow links: only the agent's own files go
+                        for (Path path : tree.sorted(Comparator.reverseOrder()).toList()) {
+                            Files.deleteIfExists(path);
+                        }
+                    }
+                }
+            } catch (IOException | UncheckedIOException e) {
+                LOG.log(Level.WARNING, "agent " + spec.id() + ": what it left in " + home + " cannot all be removed", e);
+            }
+        }
+
         /** Writes down the running command (PID, start time), so that the next hub can find it after a crash. */
         private void remember(ProcessHandle command) {
             try {
@@ -790,8 +893,24 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
 
     /** The envelope as the command reads it: its text, or its data when it has no text. */
     private static byte[] prompt(Envelope envelope) {
+        if (envelope.kind().equals(Tasks.KIND)) {
+            return taskPrompt(envelope).getBytes(StandardCharsets.UTF_8);
+        }
         return envelope.text().or(() -> envelope.data().map(JsonText::json)).orElse("")
                 .getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A task as its command reads it: its input (a string as it is, other JSON as JSON), else its title. */
+    private static String taskPrompt(Envelope assignment) {
+        try {
+            var input = Json.MAPPER.readTree(assignment.data().map(JsonText::json).orElse("{}")).get("input");
+            if (input == null || input.isNull()) {
+                return assignment.text().orElse("");
+            }
+            return input.isTextual() ? input.textValue() : input.toString();
+        } catch (IOException e) {
+            return assignment.text().orElse("");
+        }
     }
 
     /** Reads a stream to its end on its own thread, keeping at most {@code keep} bytes of it. */

@@ -2,8 +2,11 @@ package dev.parley.server.agents;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.parley.core.AgentSpec;
+import dev.parley.core.AgentSpecFormat;
 import dev.parley.core.DurationText;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
@@ -32,7 +35,41 @@ public final class AgentSpecs {
     private static final Set<String> LIMITS = Set.of("memory", "cpuTime", "openFiles");
     private static final java.util.regex.Pattern MEMORY = java.util.regex.Pattern.compile("^(\\d{1,15})([KMG])$");
 
+    /** Specs as YAML text, for the core's agents: read, and children made from templates. */
+    public static final AgentSpecFormat YAML_FORMAT = new AgentSpecFormat() {
+        @Override
+        public AgentSpec read(String text) {
+            return parse(text);
+        }
+
+        @Override
+        public String child(String template, NodeId id, NodeId parent, List<NodeId> talksWith) {
+            return AgentSpecs.child(template, id, parent, talksWith);
+        }
+    };
+
     private AgentSpecs() {
+    }
+
+    /**
+     * The text of a child's spec: {@code template}'s fields, with the child's {@code id},
+     * {@code parent} and {@code comms.allow} in place of the template's own. (Comments in the
+     * template are not carried over.)
+     */
+    static String child(String template, NodeId id, NodeId parent, List<NodeId> talksWith) {
+        try {
+            ObjectNode spec = (ObjectNode) YAML.readTree(template); // a stored spec: it read before
+            spec.put("id", id.value());
+            spec.put("parent", parent.value());
+            spec.remove("comms");
+            if (!talksWith.isEmpty()) {
+                ArrayNode allow = spec.putObject("comms").putArray("allow");
+                talksWith.forEach(node -> allow.add(node.value()));
+            }
+            return YAML.writeValueAsString(spec);
+        } catch (JacksonException | ClassCastException e) {
+            throw AgentSpec.invalid("the template's spec does not read: " + e.getMessage());
+        }
     }
 
     /** The spec {@code text} holds; {@code invalid_spec} saying which field and why when it holds none. */

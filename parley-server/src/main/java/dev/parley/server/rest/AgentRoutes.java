@@ -8,7 +8,6 @@ import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
 import dev.parley.server.agents.AgentRuntime;
-import dev.parley.server.agents.AgentSpecs;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.wire.Json;
@@ -45,7 +44,7 @@ public final class AgentRoutes {
     private void start(Exchange ex) {
         Principal caller = ex.caller();
         String text = ex.body().requiredString("spec");
-        AgentSpec spec = agents.start(caller, text, AgentSpecs::parse);
+        AgentSpec spec = agents.start(caller, text);
         runtime.adopt(spec, false, Optional.empty());
         ex.json(201, view(run(spec.id())));
     }

@@ -11,6 +11,7 @@ import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.Tasks;
+import dev.parley.server.agents.AgentRuntime;
 import dev.parley.server.delivery.InboxFeeds;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
@@ -28,14 +29,18 @@ public final class TaskRoutes {
     private static final int MAX_LIMIT = 1000;
     /** What an artifact is taken to be when its producer does not say. */
     private static final String DEFAULT_MEDIA_TYPE = "application/octet-stream";
+    /** Most nodes a spawned agent may be given to reach, as an agent spec's comms.allow. */
+    private static final int MAX_CAPABILITIES = 64;
 
     private final Tasks tasks;
     private final InboxFeeds feeds;
+    private final AgentRuntime agents;
     private final Metrics metrics;
 
-    public TaskRoutes(Tasks tasks, InboxFeeds feeds, Metrics metrics) {
+    public TaskRoutes(Tasks tasks, InboxFeeds feeds, AgentRuntime agents, Metrics metrics) {
         this.tasks = tasks;
         this.feeds = feeds;
+        this.agents = agents;
         this.metrics = metrics;
     }
 
@@ -55,14 +60,12 @@ public final class TaskRoutes {
         if (to.isPresent() == spawn.isPresent()) {
             throw Body.invalid("exactly one of 'to' and 'spawn' is required");
         }
-        NewTask.Assignee assignee = to.<NewTask.Assignee>map(NewTask.Assignee.Existing::new).orElseGet(() -> {
-            Body child = spawn.orElseThrow();
-            return new NewTask.Assignee.Spawned(NodeId.of(child.requiredString("id")),
-                    child.string("kind").map(NodeKind::parse).orElse(NodeKind.EXTERNAL), child.stringMap("labels"));
-        });
+        NewTask.Assignee assignee = to.<NewTask.Assignee>map(NewTask.Assignee.Existing::new)
+                .orElseGet(() -> spawned(spawn.orElseThrow()));
         NewTask request = new NewTask(assignee, body.requiredString("title"), body.rawJson("input"),
-                body.bool("ephemeral").orElse(false), body.token("messageId"));
+                body.bool("ephemeral").orElse(assignee instanceof NewTask.Assignee.Provisioned), body.token("messageId"));
         CreatedTask created = metrics.refusalsCounted(() -> tasks.create(caller, request));
+        created.agent().ifPresent(agent -> agents.adopt(agent, false, Optional.empty())); // its assignment waits for it
         ObjectNode out = Views.task(created.task());
         if (created.duplicate()) { // the same messageId again: the first answer, no second task
             out.put("duplicate", true);
@@ -72,6 +75,32 @@ public final class TaskRoutes {
         metrics.taskReached(created.task().state());
         created.assigneeToken().ifPresent(token -> out.put("assigneeToken", token));
         ex.json(201, out);
+    }
+
+    /**
+     * {@code spawn}: a child the caller runs itself ({@code id, kind, labels}; its token in the
+     * answer) or, with {@code template}, a managed agent the hub runs ({@code id, template,
+     * capabilities}).
+     */
+    private static NewTask.Assignee spawned(Body child) {
+        NodeId id = NodeId.of(child.requiredString("id"));
+        Optional<String> template = child.string("template");
+        List<NodeId> capabilities = child.strings("capabilities").stream().map(NodeId::of).toList();
+        if (template.isEmpty()) {
+            if (!capabilities.isEmpty()) {
+                throw Body.invalid("spawn.capabilities go with spawn.template (a child the hub runs)");
+            }
+            return new NewTask.Assignee.Spawned(id, child.string("kind").map(NodeKind::parse)
+                    .orElse(NodeKind.EXTERNAL), child.stringMap("labels"));
+        }
+        if (child.string("kind").isPresent() || !child.stringMap("labels").isEmpty()) {
+            throw Body.invalid("spawn.kind and spawn.labels do not go with spawn.template: the child is a managed"
+                    + " agent with its template's skills");
+        }
+        if (capabilities.size() > MAX_CAPABILITIES || capabilities.stream().distinct().count() < capabilities.size()) {
+            throw Body.invalid("spawn.capabilities: at most " + MAX_CAPABILITIES + " distinct nodes");
+        }
+        return new NewTask.Assignee.Provisioned(id, NodeId.of(template.get()), capabilities);
     }
 
     private void list(Exchange ex) {
@@ -112,8 +141,9 @@ public final class TaskRoutes {
 
     private void answer(Exchange ex, Task task) {
         metrics.taskReached(task.state());
-        if (task.ephemeral() && task.state().terminal()) {
-            feeds.close(task.assignee()); // the spawned assignee was deleted with the end of its task
+        if (task.recycled()) { // the spawned assignee was deleted with the end of its task
+            feeds.close(task.assignee());
+            agents.retire(task.assignee());
         }
         ex.json(200, Views.task(task));
     }
