@@ -28,6 +28,7 @@ import picocli.CommandLine.ScopeType;
                 BroadcastCommand.class,
                 TaskCommand.class,
                 AgentCommand.class,
+                CapabilityCommand.class,
                 DeliveryCommand.class,
                 DeadLetterCommand.class,
                 InviteCommand.class,

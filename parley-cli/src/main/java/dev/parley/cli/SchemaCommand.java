@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
@@ -42,28 +43,31 @@ final class SchemaCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            JsonNode schema = client.put(path(kind), read());
+            JsonNode schema = client.put(path(kind), read(spec, "FILE", file));
             emit(schema, () -> out().println("schema set  " + updated(schema)));
         }
+    }
 
-        /** Parses the document locally, so a typo is a usage error rather than a round trip. */
-        private JsonNode read() {
-            String text;
-            try {
-                text = file.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
-                        : Files.readString(Path.of(file), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new ParameterException(spec.commandLine(), "FILE: cannot read " + file + ": " + e.getMessage());
+    /**
+     * The JSON Schema document in {@code file} ('-': stdin), parsed locally, so a typo is a
+     * usage error of {@code option} rather than a round trip.
+     */
+    static JsonNode read(CommandSpec spec, String option, String file) {
+        String text;
+        try {
+            text = file.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
+                    : Files.readString(Path.of(file), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ParameterException(spec.commandLine(), option + ": cannot read " + file + ": " + e.getMessage());
+        }
+        try {
+            JsonNode document = HubClient.JSON.readTree(text);
+            if (document == null || !document.isObject()) {
+                throw new ParameterException(spec.commandLine(), option + ": a JSON Schema is a JSON object");
             }
-            try {
-                JsonNode document = HubClient.JSON.readTree(text);
-                if (document == null || !document.isObject()) {
-                    throw new ParameterException(spec.commandLine(), "FILE: a JSON Schema is a JSON object");
-                }
-                return document;
-            } catch (JsonProcessingException e) {
-                throw new ParameterException(spec.commandLine(), "FILE: not JSON: " + e.getOriginalMessage());
-            }
+            return document;
+        } catch (JsonProcessingException e) {
+            throw new ParameterException(spec.commandLine(), option + ": not JSON: " + e.getOriginalMessage());
         }
     }
 

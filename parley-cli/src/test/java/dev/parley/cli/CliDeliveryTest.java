@@ -402,6 +402,33 @@ class CliDeliveryTest {
         assertFailure(parley(as(hub, admin, "node", "show", "rev-1")), ExitStatus.NOT_FOUND, "node_not_found");
     }
 
+    @Test
+    void aCapabilityIsPublishedListedRoutedReviewedAndUnpublishedFromTheCli() throws Exception {
+        Path contract = data.resolve("contract.json");
+        java.nio.file.Files.writeString(contract, "{\"type\": \"object\", \"required\": [\"passed\"]}");
+        CliRun published = parley(as(hub, lead, "capability", "publish", "cap.tests", "--owner", "worker-1",
+                "--delegation-skill", "skills/ask-for-tests@1", "--executor-skill", "skills/run-tests@3.2",
+                "--contract", contract.toString(), "--eta", "10m"));
+        assertEquals(0, published.exit, published::describe);
+        assertTrue(published.out().startsWith("published  id=cap.tests  owner=worker-1"), published::describe);
+        CliRun listed = parley(as(hub, worker, "capability", "list"));
+        assertTrue(Pattern.compile("(?m)^cap\\.tests\\s+worker-1\\s+skills/ask-for-tests@1\\s+skills/run-tests@3\\.2\\s+600$")
+                .matcher(listed.out()).find(), listed::describe);
+
+        String id = parley(as(hub, lead, "task", "create", "--to", "cap.tests", "--title", "run them", "--json")).json()
+                .path("id").asText();
+        assertEquals(0, parley(as(hub, worker, "task", "accept", id)).exit);
+        assertEquals(0, parley(as(hub, worker, "task", "complete", id, "--result", "{\"failed\": 3}")).exit);
+        CliRun reviews = parley(as(hub, lead, "capability", "reviews", "cap.tests"));
+        assertTrue(reviews.out().contains("contract_violation") && reviews.out().contains(id), reviews::describe);
+
+        assertEquals(0, parley(as(hub, worker, "capability", "unpublish", "cap.tests")).exit);
+        assertFailure(parley(as(hub, lead, "task", "create", "--to", "cap.tests", "--title", "again")), ExitStatus.NOT_FOUND,
+                "capability_not_found");
+        assertEquals(ExitStatus.USAGE, parley(as(hub, lead, "capability", "publish", "cap.x", "--owner", "worker-1",
+                "--delegation-skill", "no-version", "--executor-skill", "a@1")).exit);
+    }
+
     private List<String> deadLetterIds() {
         return parley(as(hub, admin, "dlq", "list", "--json")).json().path("items").findValuesAsText("id");
     }

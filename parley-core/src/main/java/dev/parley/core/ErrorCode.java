@@ -31,6 +31,7 @@ public enum ErrorCode {
     GRANT_NOT_FOUND(404),
     TASK_NOT_FOUND(404),
     DEAD_LETTER_NOT_FOUND(404),
+    CAPABILITY_NOT_FOUND(404),
     NOT_SUBSCRIBED(404),
     METHOD_NOT_ALLOWED(405),
     NODE_EXISTS(409),
@@ -39,6 +40,7 @@ public enum ErrorCode {
     NOT_CLAIMED(409),
     /** A claim on an envelope whose earlier claim was taken back, before its backoff is over. */
     CLAIM_BACKOFF(409),
+    CAPABILITY_TAKEN(409),
     PAYLOAD_TOO_LARGE(413),
     UNSUPPORTED_MEDIA_TYPE(415),
     // --- admission by invite and rate limits ---

@@ -28,7 +28,7 @@ public record NewTask(Assignee assignee, String title, Optional<JsonText> input,
         if (title.isBlank() || title.length() > MAX_TITLE) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "title must be 1 to " + MAX_TITLE + " characters");
         }
-        if (ephemeral && assignee instanceof Assignee.Existing) {
+        if (ephemeral && (assignee instanceof Assignee.Existing || assignee instanceof Assignee.Through)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "ephemeral is allowed only with spawn");
         }
         if (!ephemeral && assignee instanceof Assignee.Provisioned) {
@@ -41,6 +41,13 @@ public record NewTask(Assignee assignee, String title, Optional<JsonText> input,
     public sealed interface Assignee {
         /** A node that exists and that the creator's ACL lets it reach. */
         record Existing(NodeId id) implements Assignee {
+        }
+
+        /** Whoever owns published capability {@code id}, reached under the creator's ACL as any node. */
+        record Through(String capabilityId) implements Assignee {
+            public Through {
+                Capability.requireId(capabilityId);
+            }
         }
 
         /**

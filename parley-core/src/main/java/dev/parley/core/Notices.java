@@ -36,6 +36,15 @@ public final class Notices {
                 + " within " + withinMs + " ms", data, at);
     }
 
+    /** Tells a capability's owner of a review its capability's misfire raised; {@code data} is the review's view. */
+    public Envelope skillReview(SkillReview review, JsonText data) {
+        Payload payload = new Payload(Optional.of("capability " + review.capabilityId() + " misfired ("
+                + review.failure().wire() + "): " + review.detail()), Optional.of(data), Optional.of(review.id()),
+                Optional.empty(), Optional.empty(), Map.of());
+        return Draft.by(Route.SYSTEM, NodeId.HUB, SkillReview.KIND, payload).to(ids.next(), review.owner(),
+                review.raisedAt(), new Trace(1, Route.SYSTEM, rules.version()));
+    }
+
     private Envelope notice(Envelope about, String kind, String text, String data, Instant at) {
         Payload payload = new Payload(Optional.of(text), Optional.of(new JsonText(data)), Optional.of(about.id()),
                 about.threadId(), Optional.empty(), Map.of());

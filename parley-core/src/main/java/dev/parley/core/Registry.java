@@ -88,6 +88,9 @@ public final class Registry {
         if (request.id().equals(NodeId.HUB)) {
             throw new ParleyException(ErrorCode.NODE_EXISTS, "node id " + NodeId.HUB + " is reserved for the hub");
         }
+        if (Capability.addresses(request.id().value())) { // a task's "to" of this shape names a capability
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "node ids starting cap. are capability addresses");
+        }
         if (graph.node(request.id()).isPresent() || graph.isRetired(request.id())) {
             throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + request.id() + " already exists"
                     + (graph.isRetired(request.id()) ? " (deleted; ids are never reused)" : ""));

@@ -21,4 +21,10 @@ public interface TaskFormat {
 
     /** The task a change's data shows; empty when it is not a {@link #view}. */
     Optional<Task> viewed(JsonText view);
+
+    /**
+     * The input of a {@code skill_distribution} task: {@code type}, {@code capabilityId}, the
+     * delegation skill ({@code ref}, {@code version}), the contract and the ETA.
+     */
+    JsonText distribution(Capability capability);
 }

@@ -10,8 +10,14 @@ import java.util.function.Function;
  */
 public interface TaskStore {
 
-    /** A task as it is to be stored, the envelope that announces it, and the decision behind it. */
-    record TaskChange(Task task, Envelope notice, AuditEntry audit) {
+    /**
+     * A task as it is to be stored, the envelope that announces it, and the decision behind it;
+     * for a new task addressed to a capability, that capability's id.
+     */
+    record TaskChange(Task task, Envelope notice, AuditEntry audit, Optional<String> capability) {
+        public TaskChange(Task task, Envelope notice, AuditEntry audit) {
+            this(task, notice, audit, Optional.empty());
+        }
     }
 
     /**

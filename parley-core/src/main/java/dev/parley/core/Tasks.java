@@ -29,14 +29,17 @@ public final class Tasks {
     private final InstantSource clock;
     private final IdGenerator ids;
     private final Provisioning provisioning;
+    private final Routing routing;
 
     /**
      * {@code audit} records refusals that write nothing else; {@code provisioning} creates the
-     * managed children that tasks spawned from a template go to.
+     * managed children that tasks spawned from a template go to; {@code routing} is the
+     * capabilities tasks may be addressed to.
      */
     public Tasks(Graph graph, AccessPolicy policy, Registry registry, TaskStore store, EventStore audit,
-                 TaskFormat format, InstantSource clock, IdGenerator ids, Provisioning provisioning) {
+                 TaskFormat format, InstantSource clock, IdGenerator ids, Provisioning provisioning, Routing routing) {
         this.provisioning = provisioning;
+        this.routing = routing;
         this.graph = graph;
         this.office = new PostOffice(graph, policy, PayloadSchemas.NONE, ids);
         this.registry = registry;
@@ -56,7 +59,23 @@ public final class Tasks {
                 Actor actor = Actor.of(caller, "task.create", clock.instant());
                 Task task = submitted(actor, creator.id(), existing.id(), request);
                 yield office.send(actor, creator, existing.id(), assignment(task, request), Optional.of("task " + task.id()),
-                        audit, storing(task));
+                        audit, storing(task, Optional.empty()));
+            }
+            case NewTask.Assignee.Through through -> {
+                Capability capability = routing.route(caller, through.capabilityId());
+                Actor actor = Actor.of(caller, "task.create", clock.instant());
+                Task task = submitted(actor, creator.id(), capability.owner(), request);
+                try {
+                    yield office.send(actor, creator, capability.owner(), assignment(task, request), Optional.of("task "
+                            + task.id() + " through " + capability.id()), audit, storing(task,
+                            Optional.of(capability.id())));
+                } catch (ParleyException e) {
+                    if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
+                        routing.missed(caller, capability.id(), creator.id() + " may not reach its owner "
+                                + capability.owner() + " (" + e.code().wire() + ")");
+                    }
+                    throw e;
+                }
             }
             case NewTask.Assignee.Spawned spawned -> {
                 // Lineage and the depth policy are the registry's; the child reaches only its group.
@@ -85,7 +104,7 @@ public final class Tasks {
             Actor actor = Actor.of(caller, "task.create", clock.instant());
             Task task = submitted(actor, creator.id(), child, request);
             created = office.answer(actor, child, assignment(task, request),
-                    "task " + task.id() + " (spawned for the task)", storing(task));
+                    "task " + task.id() + " (spawned for the task)", storing(task, Optional.empty()));
         } catch (RuntimeException e) {
             try {
                 retire(child);
@@ -128,6 +147,7 @@ public final class Tasks {
         if (changed.recycled() && graph.node(changed.assignee()).isPresent()) {
             retire(changed.assignee());
         }
+        routing.changed(changed);
         return changed;
     }
 
@@ -140,6 +160,62 @@ public final class Tasks {
         };
 
         AgentSpec provision(Principal caller, NewTask.Assignee.Provisioned child);
+    }
+
+    /** Capabilities as tasks see them ({@link Capabilities}). */
+    public interface Routing {
+        /** No capabilities: a task addressed to one is refused. */
+        Routing NONE = new Routing() {
+            @Override
+            public Capability route(Principal caller, String id) {
+                throw new ParleyException(ErrorCode.CAPABILITY_NOT_FOUND, "capability " + id + " is not published");
+            }
+
+            @Override
+            public void missed(Principal caller, String id, String why) {
+            }
+
+            @Override
+            public void changed(Task task) {
+            }
+        };
+
+        /** The published capability {@code id}, whose owner a task addressed to it goes to; a miss otherwise. */
+        Capability route(Principal caller, String id);
+
+        /** A task addressed to capability {@code id} that could not reach its owner ({@code why}). */
+        void missed(Principal caller, String id, String why);
+
+        /** After every change of a task. */
+        void changed(Task task);
+    }
+
+    /**
+     * Hands {@code published}'s delegation skill to each of its learners as a
+     * {@code skill_distribution} task from the owner: the hub distributes it, so no access
+     * decision is asked; audited as {@code caller}'s. Each carries a messageId of the
+     * capability, its delegation version and the learner, so publishing again creates only
+     * those not created before. Returns the tasks created now.
+     */
+    public List<Task> distribute(Principal caller, Capabilities.Published published) {
+        Capability capability = published.capability();
+        List<Task> created = new java.util.ArrayList<>();
+        for (NodeId learner : published.learners()) {
+            if (graph.node(learner).isEmpty()) {
+                continue;
+            }
+            Actor actor = Actor.of(caller, "task.create", clock.instant());
+            NewTask request = new NewTask(new NewTask.Assignee.Existing(learner), "skill_distribution "
+                    + capability.id(), Optional.of(format.distribution(capability)), false, Optional.of(
+                    "skill_distribution/" + capability.id() + "/" + capability.delegation().version() + "/" + learner));
+            Task task = submitted(actor, capability.owner(), learner, request);
+            CreatedTask stored = office.answer(actor, learner, assignment(task, request), "task " + task.id()
+                    + " (skill_distribution of " + capability.id() + ")", storing(task, Optional.empty()));
+            if (!stored.duplicate()) {
+                created.add(stored.task());
+            }
+        }
+        return created;
     }
 
     /** The task, for its creator, its assignee or the admin. */
@@ -169,10 +245,13 @@ public final class Tasks {
         return notice(task, KIND, format.assignment(task), task.assignee(), task.title(), request.messageId());
     }
 
-    /** Stores {@code task} with its assignment; a repeated messageId answers the task the first request created. */
-    private PostOffice.Commit<CreatedTask> storing(Task task) {
+    /**
+     * Stores {@code task} with its assignment (and the capability it came through); a repeated
+     * messageId answers the task the first request created.
+     */
+    private PostOffice.Commit<CreatedTask> storing(Task task, Optional<String> capability) {
         return (assignment, audit) -> {
-            Task stored = store.create(new TaskStore.TaskChange(task, assignment, audit));
+            Task stored = store.create(new TaskStore.TaskChange(task, assignment, audit, capability));
             return new CreatedTask(stored, Optional.empty(), !stored.id().equals(task.id()));
         };
     }

@@ -38,12 +38,17 @@ class TasksTest {
         public Optional<Task> viewed(JsonText view) {
             return Optional.empty();
         }
+
+        @Override
+        public JsonText distribution(Capability capability) {
+            return new JsonText("{\"capabilityId\":\"" + capability.id() + "\"}");
+        }
     };
 
     private final MemoryHub hub = new MemoryHub();
     private final MemoryStore store = hub.store;
     private final Tasks tasks = new Tasks(hub.graph, hub.policy, hub.registry, store, store, FORMAT, hub.clock, hub.ids,
-            Tasks.Provisioning.NONE);
+            Tasks.Provisioning.NONE, Tasks.Routing.NONE);
 
     /** lead → w1, w2; other → o1. */
     @BeforeEach

@@ -12,6 +12,7 @@ import dev.parley.core.GatewayInvites;
 import dev.parley.core.GatewayMint;
 import dev.parley.core.AgentStore;
 import dev.parley.core.Agents;
+import dev.parley.core.Capabilities;
 import dev.parley.core.Claims;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
@@ -67,6 +68,7 @@ import dev.parley.server.policy.JsonSchemas;
 import dev.parley.server.policy.LivePolicy;
 import dev.parley.server.rest.AdmissionRoutes;
 import dev.parley.server.rest.AgentRoutes;
+import dev.parley.server.rest.CapabilityRoutes;
 import dev.parley.server.rest.BroadcastRoutes;
 import dev.parley.server.rest.DeadLetterRoutes;
 import dev.parley.server.rest.DeliveryRoutes;
@@ -225,8 +227,11 @@ public final class Hub implements AutoCloseable {
             SqliteAgents agentSpecs = store.agents();
             Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, access, AgentSpecs.YAML_FORMAT,
                     clock);
+            // Capabilities: tasks addressed to cap.… go to their owners; misfires raise reviews.
+            Capabilities capabilities = new Capabilities(graph, store.capabilities(), agentSpecs, store.tasks(), schemas,
+                    notices, Views::skillReviewData, store, livePolicy, clock, ids);
             Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids,
-                    agents::provision);
+                    agents::provision, capabilities);
             Peers peers = new Peers(graph, access, clock);
 
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
@@ -277,6 +282,7 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new TaskRoutes(tasks, feeds, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
+            new CapabilityRoutes(capabilities, tasks).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));
@@ -290,7 +296,7 @@ public final class Hub implements AutoCloseable {
                     graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
             mcp.register(routes);
             new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
-                    config.heartbeat().toMillis()), new A2aCards(version(), graph::owner), graph,
+                    config.heartbeat().toMillis()), new A2aCards(version(), graph::owner, capabilities::of), graph,
                     "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics)
                     .register(routes);
 
@@ -313,7 +319,7 @@ public final class Hub implements AutoCloseable {
             url.set(localUrl(config.host(), server.port()));
             agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, graph, id, stored));
             // Then the first sweep: claims whose claimant is gone (its process died with the hub before) are taken back.
-            Sweeper sweeper = new Sweeper(claims, agentRuntime, metrics, dispatcher::wake, clock);
+            Sweeper sweeper = new Sweeper(claims, capabilities, agentRuntime, metrics, dispatcher::wake, clock);
             services.add(sweeper.start(config.sweepInterval()));
             Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host(), sweeper);
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()

@@ -26,7 +26,8 @@ final class Migrations {
             "V7__relay_positions.sql",
             "V8__gateway_invites.sql",
             "V9__agents.sql",
-            "V10__claims.sql");
+            "V10__claims.sql",
+            "V11__capabilities.sql");
 
     private Migrations() {
     }

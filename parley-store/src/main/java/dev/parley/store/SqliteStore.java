@@ -137,6 +137,10 @@ public final class SqliteStore implements EventStore {
         return new SqliteClaims(writer, readers);
     }
 
+    public SqliteCapabilities capabilities() {
+        return new SqliteCapabilities(writer, readers);
+    }
+
     public SqliteAgents agents() {
         return new SqliteAgents(writer, readers);
     }

@@ -54,6 +54,14 @@ public final class SqliteTasks implements TaskStore {
                 }
             }
             insert(tx.statements(), t);
+            if (created.capability().isPresent()) {
+                var routed = tx.statements().get("INSERT INTO capability_tasks (task_id, capability, created_at)"
+                        + " VALUES (?, ?, ?)");
+                routed.setString(1, t.id());
+                routed.setString(2, created.capability().get());
+                routed.setLong(3, t.createdAt().toEpochMilli());
+                routed.executeUpdate();
+            }
             record(tx, created);
             return t;
         });

@@ -3,6 +3,7 @@ package dev.parley.server.a2a;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.Capability;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.server.wire.Json;
@@ -40,9 +41,14 @@ public final class A2aCards {
     /** The gateway that owns a node, on a federation; empty for this hub's own nodes. */
     private final Function<NodeId, Optional<String>> owner;
 
-    public A2aCards(String version, Function<NodeId, Optional<String>> owner) {
+    /** The capabilities a node publishes: each is a skill on its card. */
+    private final Function<NodeId, List<Capability>> capabilities;
+
+    public A2aCards(String version, Function<NodeId, Optional<String>> owner,
+                    Function<NodeId, List<Capability>> capabilities) {
         this.version = version;
         this.owner = owner;
+        this.capabilities = capabilities;
     }
 
     /** The node's card as the requested version shapes it. */
@@ -153,8 +159,17 @@ public final class A2aCards {
     }
 
     /** Skills from the {@code a2a.skills} label, else the one every node has. */
-    private static ArrayNode skills(Node node) {
+    private ArrayNode skills(Node node) {
         ArrayNode out = Json.array();
+        for (Capability capability : capabilities.apply(node.id())) {
+            ObjectNode skill = out.addObject();
+            skill.put("id", capability.id());
+            skill.put("name", capability.id());
+            skill.put("description", "Capability " + capability.id() + " (executor skill " + capability.executor().wire()
+                    + "; delegate with " + capability.delegation().wire() + "): create a Parley task addressed to "
+                    + capability.id() + ".");
+            skill.putArray("tags").add("capability").add(capability.delegation().wire());
+        }
         String label = node.labels().get("a2a.skills");
         if (label != null && !label.isBlank()) {
             String text = label.strip();

@@ -1,5 +1,6 @@
 package dev.parley.server.agents;
 
+import dev.parley.core.Capabilities;
 import dev.parley.core.Claims;
 import dev.parley.core.Sweep;
 import dev.parley.server.metrics.Metrics;
@@ -14,12 +15,15 @@ import java.util.logging.Logger;
 /**
  * Runs the {@linkplain Claims#sweep sweep} when the hub starts and every {@link Sweep#INTERVAL}
  * after: claims of claimants whose process is gone or stuck are taken back, the stuck processes
- * of the hub's own agents killed first.
+ * of the hub's own agents killed first; tasks routed through a capability and past their ETA
+ * raise their reviews.
  */
 public final class Sweeper implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Sweeper.class.getName());
 
     private final Claims claims;
+    /** Reviewed on each sweep: routed tasks past their ETA are stuck work too. */
+    private final Capabilities capabilities;
     private final AgentRuntime runtime;
     private final Metrics metrics;
     /** Told when claims were taken back: their redelivery is scheduled. */
@@ -28,8 +32,10 @@ public final class Sweeper implements AutoCloseable {
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("parley-sweep").daemon().factory());
 
-    public Sweeper(Claims claims, AgentRuntime runtime, Metrics metrics, Runnable released, InstantSource clock) {
+    public Sweeper(Claims claims, Capabilities capabilities, AgentRuntime runtime, Metrics metrics, Runnable released,
+                   InstantSource clock) {
         this.claims = claims;
+        this.capabilities = capabilities;
         this.runtime = runtime;
         this.metrics = metrics;
         this.released = released;
@@ -52,9 +58,10 @@ public final class Sweeper implements AutoCloseable {
         return this;
     }
 
-    /** One sweep, now. */
+    /** One sweep, now: claims, then capability tasks past their ETA. */
     public Claims.Swept sweep() {
         Claims.Swept swept = claims.sweep(clock.instant(), runtime::process, runtime::kill);
+        capabilities.reviewOverdue();
         metrics.claimsReset.add(swept.reset());
         metrics.claimsGivenUp.add(swept.givenUp());
         metrics.sweepKills.add(swept.killed());

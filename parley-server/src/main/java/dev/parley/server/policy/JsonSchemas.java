@@ -13,6 +13,7 @@ import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.SpecificationVersion;
 import com.networknt.schema.path.PathType;
 import dev.parley.core.AuditEntry;
+import dev.parley.core.Contracts;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.JsonText;
 import dev.parley.core.ParleyException;
@@ -20,6 +21,7 @@ import dev.parley.core.PayloadSchemas;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.SchemaStore;
+import dev.parley.core.SkillReview;
 import dev.parley.core.StoredSchema;
 import dev.parley.server.metrics.Metrics;
 import dev.parley.server.wire.Json;
@@ -46,12 +48,12 @@ import java.util.regex.PatternSyntaxException;
  * anything is written. Schemas never reach outside their document: a {@code $ref} to
  * another resource is refused when the schema is set, and nothing is fetched.
  */
-public final class JsonSchemas implements PayloadSchemas {
+public final class JsonSchemas implements PayloadSchemas, Contracts {
     private static final String DIALECT = "https://json-schema.org/draft/2020-12/schema";
     private static final Pattern KIND = Pattern.compile("^[a-z][a-z0-9_.-]{0,63}$");
     /** Kinds whose data the hub composes itself: a schema for them would never be asked. */
     private static final Set<String> HUB_KINDS = Set.of("dead_letter", "incident", "task", "task_accept", "task_update",
-            "task_complete", "task_failed", "task_canceled");
+            "task_complete", "task_failed", "task_canceled", SkillReview.KIND);
     private static final ObjectMapper CANONICAL = Json.MAPPER.copy().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
 
     /** A kind's schema as stored and as compiled. */
@@ -116,6 +118,36 @@ public final class JsonSchemas implements PayloadSchemas {
             Error first = errors.getFirst();
             throw violation(kind, entry, first.getInstanceLocation().toString(), first.getMessage());
         }
+    }
+
+    @Override
+    public void requireUsable(JsonText schema) {
+        contract(schema);
+    }
+
+    @Override
+    public Optional<String> breach(JsonText schema, JsonText value) {
+        try {
+            List<Error> errors = contract(schema).validate(Json.MAPPER.readTree(value.json()));
+            return errors.isEmpty() ? Optional.empty() : Optional.of("at \"" + errors.getFirst().getInstanceLocation()
+                    + "\": " + errors.getFirst().getMessage());
+        } catch (IOException e) {
+            throw new IllegalStateException("a stored result is JSON", e);
+        }
+    }
+
+    /** A capability's contract, compiled (contracts are few and checked once per result: not kept). */
+    private Schema contract(JsonText schema) {
+        JsonNode document;
+        try {
+            document = Json.MAPPER.readTree(schema.json());
+        } catch (IOException e) {
+            throw invalid("", "not JSON");
+        }
+        if (!document.isObject()) {
+            throw invalid("", "a schema is a JSON object");
+        }
+        return compile(document);
     }
 
     /** Sets the schema of {@code kind} (the admin only), replacing any earlier one. */

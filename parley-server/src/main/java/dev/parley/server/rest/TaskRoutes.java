@@ -1,6 +1,7 @@
 package dev.parley.server.rest;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.Capability;
 import dev.parley.core.CreatedTask;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NewTask;
@@ -55,12 +56,13 @@ public final class TaskRoutes {
     private void create(Exchange ex) {
         var caller = ex.caller();
         Body body = ex.body();
-        var to = body.nodeId("to");
+        var to = body.string("to");
         var spawn = body.object("spawn");
         if (to.isPresent() == spawn.isPresent()) {
             throw Body.invalid("exactly one of 'to' and 'spawn' is required");
         }
-        NewTask.Assignee assignee = to.<NewTask.Assignee>map(NewTask.Assignee.Existing::new)
+        NewTask.Assignee assignee = to.<NewTask.Assignee>map(address -> Capability.addresses(address)
+                        ? new NewTask.Assignee.Through(address) : new NewTask.Assignee.Existing(NodeId.of(address)))
                 .orElseGet(() -> spawned(spawn.orElseThrow()));
         NewTask request = new NewTask(assignee, body.requiredString("title"), body.rawJson("input"),
                 body.bool("ephemeral").orElse(assignee instanceof NewTask.Assignee.Provisioned), body.token("messageId"));

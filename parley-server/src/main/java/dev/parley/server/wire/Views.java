@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
+import dev.parley.core.Capability;
 import dev.parley.core.Envelope;
 import dev.parley.core.ParleyException;
 import dev.parley.core.TaskState;
@@ -18,6 +19,7 @@ import dev.parley.core.TimelineEntry;
 import dev.parley.core.JsonText;
 import dev.parley.core.Peers;
 import dev.parley.core.Publication;
+import dev.parley.core.SkillReview;
 import dev.parley.core.Subscription;
 import dev.parley.core.StoredSchema;
 import dev.parley.core.Task;
@@ -202,7 +204,60 @@ public final class Views {
                 return Optional.empty();
             }
         }
+
+        @Override
+        public JsonText distribution(Capability capability) {
+            ObjectNode out = Json.object();
+            out.put("type", "skill_distribution");
+            out.put("capabilityId", capability.id());
+            out.put("owner", capability.owner().value());
+            out.set("delegationSkill", skill(capability.delegation()));
+            out.set("contract", raw(capability.contract()));
+            out.put("etaSeconds", capability.eta().toSeconds());
+            return jsonText(out);
+        }
     };
+
+    /** A capability as the catalog shows it. */
+    public static ObjectNode capability(Capability capability) {
+        ObjectNode out = Json.object();
+        out.put("capabilityId", capability.id());
+        out.put("owner", capability.owner().value());
+        out.set("delegationSkill", skill(capability.delegation()));
+        out.set("executorSkill", skill(capability.executor()));
+        out.set("contract", raw(capability.contract()));
+        out.put("etaSeconds", capability.eta().toSeconds());
+        out.put("publishedAt", Json.time(capability.publishedAt()));
+        return out;
+    }
+
+    /** A skill review, as listed and as its notice's data. */
+    public static ObjectNode skillReview(SkillReview review) {
+        ObjectNode out = Json.object();
+        out.put("id", review.id());
+        out.put("capabilityId", review.capabilityId());
+        out.put("owner", review.owner().value());
+        out.set("delegationSkill", skill(review.delegation()));
+        out.set("executorSkill", skill(review.executor()));
+        out.put("failure", review.failure().wire());
+        out.put("detail", review.detail());
+        var samples = out.putArray("sampleIds");
+        review.sampleIds().forEach(samples::add);
+        out.put("raisedAt", Json.time(review.raisedAt()));
+        return out;
+    }
+
+    /** {@link #skillReview} as the data of the review's notice. */
+    public static JsonText skillReviewData(SkillReview review) {
+        return jsonText(skillReview(review));
+    }
+
+    private static ObjectNode skill(Capability.SkillRef skill) {
+        ObjectNode out = Json.object();
+        out.put("ref", skill.ref());
+        out.put("version", skill.version());
+        return out;
+    }
 
     /** A task from its view ({@link #task(Task)}); throws when the view lacks what a task needs. */
     private static Task task(JsonNode view) {

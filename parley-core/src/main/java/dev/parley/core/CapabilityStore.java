@@ -1,0 +1,45 @@
+package dev.parley.core;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/** Capabilities, the tasks routed through them, and the reviews their misfires raised. */
+public interface CapabilityStore {
+    /** A capability as stored: withdrawn ones keep their row (their reviews name them), with when. */
+    record Stored(Capability capability, Optional<Instant> unpublishedAt) {
+        public boolean published() {
+            return unpublishedAt.isEmpty();
+        }
+    }
+
+    /** A task that came through a capability, as the ETA review needs it. */
+    record Routed(String taskId, String capabilityId) {
+    }
+
+    /** Publishes {@code capability} (again, replacing what it declared before) with its audit entry. */
+    void publish(Capability capability, AuditEntry audit);
+
+    /** Withdraws it: tasks no longer route to it. */
+    void unpublish(String id, Instant at, AuditEntry audit);
+
+    Optional<Stored> capability(String id);
+
+    /** The published capabilities, by id. */
+    List<Capability> published();
+
+    /** The capability task {@code taskId} was routed through, if any. */
+    Optional<String> routedThrough(String taskId);
+
+    /** Routed tasks not ended and not yet reviewed for their ETA, created before {@code before}. */
+    List<Routed> unended(Instant before, int limit);
+
+    /**
+     * Stores {@code review}, sends {@code notice} (to the owner) and writes {@code audit}, in one
+     * transaction; with {@code overdue}, marks that task reviewed for its ETA, so it is raised once.
+     */
+    void raise(SkillReview review, Envelope notice, AuditEntry audit, Optional<String> overdue);
+
+    /** The reviews raised for capability {@code id}, newest first. */
+    List<SkillReview> reviews(String id, int limit);
+}
