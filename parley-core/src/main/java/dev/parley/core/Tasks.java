@@ -192,16 +192,20 @@ public final class Tasks {
 
     /**
      * Hands {@code published}'s delegation skill to each of its learners as a
-     * {@code skill_distribution} task from the owner: the hub distributes it, so no access
-     * decision is asked; audited as {@code caller}'s. Each carries a messageId of the
-     * capability, its delegation version and the learner, so publishing again creates only
-     * those not created before. Returns the tasks created now.
+     * {@code skill_distribution} task from the owner. Published by the admin, every learner gets
+     * one (the admin acts hub-wide; audited as the admin's); published by a node, each goes
+     * through the access decision from the owner like any task, and a learner the owner may not
+     * reach gets none (the refusal audited), so publishing never carries a node's words past
+     * its reach. Each carries a messageId of the capability, its delegation version and the
+     * learner, so publishing again creates only those not created before. Returns the tasks
+     * created now.
      */
     public List<Task> distribute(Principal caller, Capabilities.Published published) {
         Capability capability = published.capability();
+        Optional<Node> owner = graph.node(capability.owner());
         List<Task> created = new java.util.ArrayList<>();
         for (NodeId learner : published.learners()) {
-            if (graph.node(learner).isEmpty()) {
+            if (owner.isEmpty() || graph.node(learner).isEmpty()) {
                 continue;
             }
             Actor actor = Actor.of(caller, "task.create", clock.instant());
@@ -209,8 +213,21 @@ public final class Tasks {
                     + capability.id(), Optional.of(format.distribution(capability)), false, Optional.of(
                     "skill_distribution/" + capability.id() + "/" + capability.delegation().version() + "/" + learner));
             Task task = submitted(actor, capability.owner(), learner, request);
-            CreatedTask stored = office.answer(actor, learner, assignment(task, request), "task " + task.id()
-                    + " (skill_distribution of " + capability.id() + ")", storing(task, Optional.empty()));
+            String about = "task " + task.id() + " (skill_distribution of " + capability.id() + ")";
+            CreatedTask stored;
+            if (caller instanceof Principal.Admin) {
+                stored = office.answer(actor, learner, assignment(task, request), about, storing(task, Optional.empty()));
+            } else {
+                try {
+                    stored = office.send(actor, owner.get(), learner, assignment(task, request), Optional.of(about),
+                            audit, storing(task, Optional.empty()));
+                } catch (ParleyException e) {
+                    if (e.code() != ErrorCode.ACL_DENIED) {
+                        throw e;
+                    }
+                    continue; // beyond the owner's reach: refused and audited like any task
+                }
+            }
             if (!stored.duplicate()) {
                 created.add(stored.task());
             }

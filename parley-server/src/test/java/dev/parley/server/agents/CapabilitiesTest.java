@@ -56,12 +56,12 @@ class CapabilitiesTest {
             String lead = hub.createNode("lead", null);
             String worker = hub.createNode("worker", "lead");
             String other = hub.createNode("other", null);
-            for (String agent : List.of("learner", "resting")) {
+            for (String agent : List.of("learner:lead", "resting:lead", "far:other")) {
                 assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
                         id: %s
-                        parent: lead
+                        parent: %s
                         command: [cat]
-                        """.formatted(agent))).status());
+                        """.formatted(agent.split(":")[0], agent.split(":")[1]))).status());
             }
             hub.post(hub.admin(), "/v1/agents/resting/stop", obj());
 
@@ -73,11 +73,16 @@ class CapabilitiesTest {
             assertError(hub.post(lead, "/v1/capabilities", badContract), 400, "invalid_schema");
             assertError(hub.post(lead, "/v1/capabilities", declaration("cap.summarize", "nobody")), 404, "node_not_found");
 
-            // The owner's parent publishes it: one distribution task, to the one other active agent.
+            // The owner's parent publishes it: a distribution task to each other active agent the owner may
+            // reach (not the stopped one, not far in another group: refused and audited, as any task).
             HubFixture.Resp published = hub.post(lead, "/v1/capabilities", declaration("cap.summarize", "worker"));
             assertEquals(201, published.status(), published::toString);
             assertEquals(List.of("learner"), published.get("distributionTasks").findValuesAsText("assignee"));
             String distribution = published.get("distributionTasks").get(0).get("id").asText();
+            assertTrue(hub.get(hub.admin(), "/v1/audit?action=task.create&decision=deny").body().contains("far"));
+            // Published again by the admin, who acts hub-wide: far gets one now, learner none twice.
+            assertEquals(List.of("far"), hub.post(hub.admin(), "/v1/capabilities", declaration("cap.summarize", "worker"))
+                    .get("distributionTasks").findValuesAsText("assignee"));
             assertEquals(List.of(), hub.post(lead, "/v1/capabilities", declaration("cap.summarize", "worker"))
                     .get("distributionTasks").findValuesAsText("assignee"), "published again: none twice");
             // The learner (a command agent) takes its task: it gets the delegation skill as input.
