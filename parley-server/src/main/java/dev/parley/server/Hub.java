@@ -246,7 +246,8 @@ public final class Hub implements AutoCloseable {
             Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, clock);
             AtomicReference<String> url = new AtomicReference<>();
             AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages,
-                    config.dataDir().resolve("agents"), agents::failed, agents::credential, url::get, clock);
+                    config.dataDir().resolve("agents"), agents::failed, agents::ended, agents::credential, url::get,
+                    clock);
             services.add(agentRuntime);
             committed.add(agentRuntime);
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
