@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.AgentSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -82,7 +83,8 @@ final class AgentCommand extends CommandGroup {
                     + " claude -p --input-format stream-json --output-format stream-json with it as the user message,"
                     + " heartbeat each tool it starts, and reply with its result (an error result: failed).",
                     "AskUserQuestion, EnterPlanMode, ExitPlanMode, EnterWorktree and ExitWorktree are disallowed"
-                    + " unless --allow-tool names them. Runs until stopped."})
+                    + " unless --allow-tool names them; so are the tools of PARLEY_TOOL_BLOCKLIST (the agent spec's"
+                    + " toolBlocklist, given by the hub), whatever --allow-tool says. Runs until stopped."})
     static final class Claude extends Runner {
         @Option(names = "--claude-bin", paramLabel = "PATH", defaultValue = "claude",
                 description = "The Claude Code CLI (default: claude on PATH).")
@@ -99,9 +101,16 @@ final class AgentCommand extends CommandGroup {
 
         @Override
         Turn turn() {
+            return turn(AgentSpec.ToolBlocklist.read(java.util.Optional.ofNullable(
+                    System.getenv(AgentSpec.ToolBlocklist.VARIABLE))));
+        }
+
+        /** The turn, disallowing also {@code blocklist}: the spec's, which no --allow-tool undoes. */
+        ClaudeCodeTurn turn(java.util.List<String> blocklist) {
             java.util.List<String> blocked = new java.util.ArrayList<>(ClaudeCodeTurn.DISALLOWED);
             blocked.removeAll(allowed);
-            disallowed.stream().filter(t -> !blocked.contains(t)).forEach(blocked::add);
+            java.util.stream.Stream.concat(disallowed.stream(), blocklist.stream()).filter(t -> !blocked.contains(t))
+                    .forEach(blocked::add);
             return new ClaudeCodeTurn(bin, blocked, extra);
         }
     }

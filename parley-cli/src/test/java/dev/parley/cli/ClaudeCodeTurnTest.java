@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.AgentSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -121,5 +123,29 @@ class ClaudeCodeTurnTest {
         assertEquals(List.of("--max-turns", "5"), turn.extra());
         assertTrue(Set.copyOf(new ArrayList<>(turn.commandLine())).contains("EnterPlanMode,ExitPlanMode,EnterWorktree,"
                 + "ExitWorktree,WebFetch"));
+    }
+
+    /**
+     * The agent spec's toolBlocklist, which the hub gives as PARLEY_TOOL_BLOCKLIST, joins the
+     * disallowed tools: each once, also one that --allow-tool names (the spec's word holds).
+     */
+    @Test
+    void theToolBlocklistJoinsTheDisallowedToolsOnceEach() throws Exception {
+        AgentSpec.ToolBlocklist blocklist = new AgentSpec.ToolBlocklist(List.of("Bash", "WebFetch", "AskUserQuestion",
+                "mcp__github__*"));
+        assertEquals(Optional.of("Bash,WebFetch,AskUserQuestion,mcp__github__*"), blocklist.variable());
+        assertEquals(blocklist.tools(), AgentSpec.ToolBlocklist.read(blocklist.variable()));
+        assertEquals(Optional.empty(), new AgentSpec.ToolBlocklist(List.of()).variable(), "none: no variable");
+        assertEquals(List.of(), AgentSpec.ToolBlocklist.read(Optional.empty()));
+
+        Path bin = standIn(tmp, "cat '" + fixture("success.jsonl") + "'");
+        AgentCommand.Claude claude = new AgentCommand.Claude();
+        new CommandLine(claude).parseArgs("--claude-bin", bin.toString(), "--allow-tool", "AskUserQuestion",
+                "--disallow-tool", "WebFetch");
+        ClaudeCodeTurn turn = claude.turn(AgentSpec.ToolBlocklist.read(blocklist.variable()));
+        assertEquals(new Turn.Outcome.Output("All 42 tests pass."), turn.take(envelope("go"), TIMEOUT, t -> { }));
+        List<String> args = Files.readAllLines(tmp.resolve("args"));
+        assertEquals("EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree,WebFetch,Bash,AskUserQuestion,"
+                + "mcp__github__*", args.get(args.indexOf("--disallowedTools") + 1), args::toString);
     }
 }

@@ -142,6 +142,35 @@ class CliDeliveryTest {
         assertTrue(status.contains("claimed by worker-1"), status);
     }
 
+    /**
+     * {@code parley agent claude} as a {@code runner: process} agent: the hub gives it the spec's
+     * toolBlocklist as PARLEY_TOOL_BLOCKLIST, and the stand-in Claude Code is called with those
+     * tools disallowed too, beside the defaults and --disallow-tool, each once.
+     */
+    @Test
+    void aClaudeCodeAgentDisallowsTheToolsOfItsSpecsBlocklist() throws Exception {
+        Path dir = java.nio.file.Files.createDirectory(data.resolve("claude"));
+        Path standIn = ClaudeCodeTurnTest.standIn(dir, "cat '" + ClaudeCodeTurnTest.fixture("success.jsonl") + "'");
+        Path spec = data.resolve("coder.yaml");
+        java.nio.file.Files.writeString(spec, """
+                id: coder
+                parent: lead
+                runner: process
+                command: ["%s", -cp, "%s", dev.parley.cli.Main, agent, claude, --claude-bin, "%s",
+                          --disallow-tool, WebFetch]
+                toolBlocklist: [Bash, WebFetch, "mcp__github__*"]
+                """.formatted(ProcessHandle.current().info().command().orElseThrow(),
+                System.getProperty("java.class.path"), standIn));
+        CliRun started = parley(as(hub, admin, "agent", "start", "--spec", spec.toString()));
+        assertEquals(0, started.exit, started::describe);
+        JsonNode ask = parley(as(hub, lead, "ask", "--to", "coder", "--timeout", "60s", "--json", "run the tests"))
+                .json();
+        assertEquals("All 42 tests pass.", ask.at("/reply/text").asText(), ask::toString);
+        List<String> args = java.nio.file.Files.readAllLines(dir.resolve("args"));
+        assertEquals("AskUserQuestion,EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree,WebFetch,Bash,"
+                + "mcp__github__*", args.get(args.indexOf("--disallowedTools") + 1), args::toString);
+    }
+
     @Test
     void askPrintsTheReplyOnStdout() throws Exception {
         CliRun ask = new CliRun();

@@ -10,12 +10,15 @@ import java.util.regex.Pattern;
 /**
  * How the hub runs a managed agent: the node it is, the command, its environment (secrets only
  * by file), when it runs ({@link Wake}) and for how long it may idle or work on one envelope,
- * the skills its card lists, and the nodes it talks with beyond its group ({@code comms.allow}:
- * a grant each way). Validated here, whatever the text it was read from.
+ * the skills its card lists, the nodes it talks with beyond its group ({@code comms.allow}:
+ * a grant each way), what becomes of its process when it ends ({@link Restart}, given only for
+ * {@code runner: process}) and the tools it must not use. Validated here, whatever the text it
+ * was read from.
  */
 public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
                         Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
-                        Duration timeout, Limits limits, List<String> skills, List<NodeId> talksWith) {
+                        Duration timeout, Limits limits, List<String> skills, List<NodeId> talksWith,
+                        Optional<Restart> restart, ToolBlocklist toolBlocklist) {
     /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
     /** How long one envelope may take, when the spec does not say. */
@@ -56,12 +59,55 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
         }
         requireWithin("idleTimeout", idleTimeout);
         requireWithin("timeout", timeout);
+        if (restart.isPresent() && runner != Runner.PROCESS) {
+            throw invalid("restart: applies to runner: process only (runner: command starts one process per envelope)");
+        }
     }
 
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
         return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, limits, skills,
-                talksWith);
+                talksWith, restart, toolBlocklist);
+    }
+
+    /**
+     * Tools the agent must not use. Every process the hub starts for the agent gets them in
+     * {@link #VARIABLE}, the one place they are written and read: the names joined by commas
+     * (which no name holds); absent when there are none.
+     */
+    public record ToolBlocklist(List<String> tools) {
+        /** The environment variable that carries the blocklist to the agent's processes. */
+        public static final String VARIABLE = "PARLEY_TOOL_BLOCKLIST";
+        private static final Pattern TOOL = Pattern.compile("^[A-Za-z0-9_.:*-]{1,100}$");
+        private static final int MAX_TOOLS = 64;
+
+        public ToolBlocklist {
+            tools = List.copyOf(tools);
+            if (tools.size() > MAX_TOOLS) {
+                throw invalid("toolBlocklist: at most " + MAX_TOOLS + " tools, not " + tools.size());
+            }
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            for (String tool : tools) {
+                if (!TOOL.matcher(tool).matches()) {
+                    throw invalid("toolBlocklist: '" + tool + "' is not a tool name (1 to 100 letters, digits,"
+                            + " _ . : - *)");
+                }
+                if (!seen.add(tool)) {
+                    throw invalid("toolBlocklist: '" + tool + "' is named twice");
+                }
+            }
+        }
+
+        /** The value of {@link #VARIABLE} for the agent's processes; none when nothing is blocked. */
+        public Optional<String> variable() {
+            return tools.isEmpty() ? Optional.empty() : Optional.of(String.join(",", tools));
+        }
+
+        /** The tool names a value of {@link #VARIABLE} carries (none when it is absent or empty). */
+        public static List<String> read(Optional<String> variable) {
+            return variable.stream().flatMap(v -> java.util.Arrays.stream(v.split(","))).map(String::strip)
+                    .filter(tool -> !tool.isEmpty()).distinct().toList();
+        }
     }
 
     /**
@@ -107,6 +153,23 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
         ALWAYS,
         /** Only while an envelope waits for it, and its idle timeout after the last. */
         ON_MESSAGE;
+
+        public String wire() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
+    /**
+     * What the hub does when a {@code runner: process} agent's process ends by itself (not by a
+     * stop or an idle stop of the hub's). Absent from a spec: {@link #ALWAYS}.
+     */
+    public enum Restart {
+        /** Started again, however it ended (a crash loop fails the agent). */
+        ALWAYS,
+        /** Started again only after a failure (a status other than 0, or a signal); status 0 ends it. */
+        ON_FAILURE,
+        /** Never started again by the hub: status 0 ends it, a failure fails the agent. */
+        NEVER;
 
         public String wire() {
             return name().toLowerCase(Locale.ROOT).replace('_', '-');

@@ -160,10 +160,30 @@ public final class Agents {
         return registry.rotateToken(new Principal.Admin(), id);
     }
 
-    /** Records that the agent's command cannot be started ({@code why}): it stays failed, across hub restarts, until restarted. */
+    /**
+     * Records that the agent failed ({@code why}: its command cannot be started, its process
+     * crash-looped or failed under {@code restart: never}): it stays failed, across hub restarts,
+     * until restarted.
+     */
     public void failed(NodeId id, String why) {
-        Actor actor = new Actor("hub", "agent.fail", clock.instant()); // no caller: the hub found it
-        store.halted(id, Optional.empty(), Optional.of(why), actor.allow(id.value(), why, Optional.empty(),
-                rules.version(), Optional.empty()));
+        haltedByHub(id, "agent.fail", false, why);
+    }
+
+    /**
+     * Records the agent stopped by the hub, its process having ended as its restart policy
+     * leaves it ({@code why}): as a stop by its parent, it lasts across hub restarts until restarted.
+     */
+    public void ended(NodeId id, String why) {
+        haltedByHub(id, "agent.stop", true, why);
+    }
+
+    private void haltedByHub(NodeId id, String action, boolean stopped, String why) {
+        Actor actor = new Actor("hub", action, clock.instant()); // no caller: the hub did it
+        AuditEntry audit = actor.allow(id.value(), why, Optional.empty(), rules.version(), Optional.empty());
+        if (stopped) {
+            store.halted(id, Optional.of(actor.at()), Optional.empty(), audit);
+        } else {
+            store.halted(id, Optional.empty(), Optional.of(why), audit);
+        }
     }
 }

@@ -253,7 +253,8 @@ public final class Hub implements AutoCloseable {
             committed.add(waiters).add(dispatcher).add(a2aWatch);
             AtomicReference<String> url = new AtomicReference<>();
             AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages, tasks,
-                    config.dataDir().resolve("agents"), agents::failed, agents::credential, url::get, clock);
+                    config.dataDir().resolve("agents"), agents::failed, agents::ended, agents::credential, url::get,
+                    clock);
             services.add(agentRuntime);
             committed.add(agentRuntime);
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);

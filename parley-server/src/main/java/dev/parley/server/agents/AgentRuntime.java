@@ -96,9 +96,15 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         IDLE,
         /** A worker takes its envelopes. */
         RUNNING,
-        /** Stopped by its parent or the admin: nothing wakes it until it is restarted. */
+        /**
+         * Stopped by its parent or the admin, or by the hub when its process ended as its restart
+         * policy leaves it: nothing wakes it until it is restarted.
+         */
         STOPPED,
-        /** Its command cannot be started: nothing wakes it, also across hub restarts, until it is restarted. */
+        /**
+         * Its command cannot be started, its process crash-looped or failed under {@code restart:
+         * never}: nothing wakes it, also across hub restarts, until it is restarted.
+         */
         FAILED;
 
         public String wire() {
@@ -117,8 +123,10 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     /** The tasks the agents' commands carry out: a task's envelope is answered by completing or failing the task. */
     private final Tasks tasks;
     private final Path home;
-    /** Told, before the agent turns failed, why its command cannot be started: the failure outlives the hub. */
+    /** Told, before the agent turns failed, why (its command cannot be started, …): the failure outlives the hub. */
     private final BiConsumer<NodeId, String> failed;
+    /** Told, before the agent turns stopped, why its process is not started again: the stop outlives the hub. */
+    private final BiConsumer<NodeId, String> ended;
     private final InstantSource clock;
     /** Issues a fresh token for an agent whose process starts (runner: process); the one before stops working. */
     private final Function<NodeId, String> credential;
@@ -130,9 +138,10 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
 
     /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
     public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Tasks tasks, Path home,
-                        BiConsumer<NodeId, String> failed, Function<NodeId, String> credential, Supplier<String> url,
-                        InstantSource clock) {
+                        BiConsumer<NodeId, String> failed, BiConsumer<NodeId, String> ended,
+                        Function<NodeId, String> credential, Supplier<String> url, InstantSource clock) {
         this.failed = failed;
+        this.ended = ended;
         this.credential = credential;
         this.url = url;
         this.graph = graph;
@@ -604,6 +613,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                         .contains("/") ? "" : " on PATH"));
             }
             env.put("PARLEY_AGENT", spec.id().value());
+            spec.toolBlocklist().variable().ifPresent(tools -> env.put(AgentSpec.ToolBlocklist.VARIABLE, tools));
             return Optional.empty();
         }
 
@@ -613,7 +623,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
          * it ends with mail left (or always, for {@code wake: always}), after a backoff when it
          * ends soon after its start; {@link #MAX_CRASHES} such ends in a row fail the agent, so it
          * never spins. An {@code on-message} agent's process is stopped after its idle timeout
-         * with nothing unsettled in its inbox.
+         * with nothing unsettled in its inbox. Its restart policy may leave an end so
+         * ({@link #staysEnded}).
          */
         private void supervise() throws InterruptedException {
             int crashes = 0;
@@ -645,17 +656,17 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 boolean quick = System.nanoTime() - started < STABLE_NANOS;
                 crashes = quick ? crashes + 1 : 0;
                 note("its process exited with status " + status);
+                if (staysEnded(status)) {
+                    return;
+                }
                 if (status == 0 && spec.wake() == AgentSpec.Wake.ON_MESSAGE && store.unackedAfter(spec.id(), 0, 1).isEmpty()
                         && state.compareAndSet(State.RUNNING, State.IDLE)) {
                     onlyMailWakes();
                     return;
                 }
                 if (crashes >= MAX_CRASHES) {
-                    String why = "its process ended " + crashes + " times in a row within "
-                            + TimeUnit.NANOSECONDS.toSeconds(STABLE_NANOS) + " s of its start (last status " + status + ")";
-                    note(why);
-                    failed.accept(spec.id(), why);
-                    halt(State.FAILED, Optional.of(why));
+                    failAgent("its process ended " + crashes + " times in a row within " + TimeUnit.NANOSECONDS
+                            .toSeconds(STABLE_NANOS) + " s of its start (last status " + status + ")");
                     return;
                 }
                 if (crashes > 0) {
@@ -664,6 +675,42 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     Thread.sleep(backoff); // a stop interrupts it
                 }
             }
+        }
+
+        /**
+         * Whether the process's end with {@code status} (128 + n for signal n) stays so by the
+         * spec's restart policy, the agent left as the policy says: status 0 under
+         * {@code on-failure} or {@code never} ends an {@code on-message} agent's run as an idle
+         * stop does, and stops a {@code wake: always} agent (written down, as a stop of the
+         * hub's); any other status under {@code never} fails the agent.
+         */
+        private boolean staysEnded(int status) {
+            AgentSpec.Restart policy = spec.restart().orElse(AgentSpec.Restart.ALWAYS);
+            boolean again = switch (policy) {
+                case ALWAYS -> true;
+                case ON_FAILURE -> status != 0;
+                case NEVER -> false;
+            };
+            if (again) {
+                return false;
+            }
+            String end = "its process exited with status " + status + " (restart: " + policy.wire() + ")";
+            if (status != 0) {
+                failAgent(end);
+            } else if (spec.wake() == AgentSpec.Wake.ON_MESSAGE) {
+                // Only mail that comes from now on wakes it: mail it left would start a process that
+                // leaves it again at once, a spin. First drain, then idle: a wake in between is kept.
+                mail.drainPermits();
+                if (state.compareAndSet(State.RUNNING, State.IDLE)) {
+                    note(end + ": stopped until the next envelope");
+                }
+            } else {
+                String why = end + ": not started again until restarted";
+                note(why);
+                ended.accept(spec.id(), why);
+                halt(State.STOPPED, Optional.empty());
+            }
+            return true;
         }
 
         /**
@@ -748,7 +795,14 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
 
         private void cannotStart(String reason) {
-            String why = "cannot start " + spec.command().getFirst() + ": " + reason;
+            failAgent("cannot start " + spec.command().getFirst() + ": " + reason);
+        }
+
+        /**
+         * Fails the agent for {@code why}, written down first: nothing wakes it, also across hub
+         * restarts, until it is restarted.
+         */
+        private void failAgent(String why) {
             note(why);
             failed.accept(spec.id(), why);
             halt(State.FAILED, Optional.of(why));

@@ -31,7 +31,7 @@ public final class AgentSpecs {
     public static final int MAX_BYTES = 64 * 1024;
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
-            "idleTimeout", "timeout", "limits", "skills", "comms");
+            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist");
     private static final Set<String> LIMITS = Set.of("memory", "cpuTime", "openFiles");
     private static final java.util.regex.Pattern MEMORY = java.util.regex.Pattern.compile("^(\\d{1,15})([KMG])$");
 
@@ -96,12 +96,15 @@ public final class AgentSpecs {
         }
         return new AgentSpec(nodeId(root, "id").orElseThrow(() -> AgentSpec.invalid("id: required")),
                 nodeId(root, "parent"),
-                choice(root, "runner", AgentSpec.Runner.values(), AgentSpec.Runner::wire, AgentSpec.Runner.COMMAND),
+                choice(root, "runner", AgentSpec.Runner.values(), AgentSpec.Runner::wire)
+                        .orElse(AgentSpec.Runner.COMMAND),
                 command(root.get("command")), env(root.get("env")), string(root, "workdir"),
-                choice(root, "wake", AgentSpec.Wake.values(), AgentSpec.Wake::wire, AgentSpec.Wake.ON_MESSAGE),
+                choice(root, "wake", AgentSpec.Wake.values(), AgentSpec.Wake::wire).orElse(AgentSpec.Wake.ON_MESSAGE),
                 duration(root, "idleTimeout", "idleTimeout").orElse(AgentSpec.DEFAULT_IDLE),
                 duration(root, "timeout", "timeout").orElse(AgentSpec.DEFAULT_TIMEOUT),
-                limits(root.get("limits")), strings(root.get("skills"), "skills"), comms(root.get("comms")));
+                limits(root.get("limits")), strings(root.get("skills"), "skills"), comms(root.get("comms")),
+                choice(root, "restart", AgentSpec.Restart.values(), AgentSpec.Restart::wire),
+                new AgentSpec.ToolBlocklist(strings(root.get("toolBlocklist"), "toolBlocklist")));
     }
 
     private static Optional<String> string(JsonNode root, String field) {
@@ -123,15 +126,16 @@ public final class AgentSpecs {
         }
     }
 
-    private static <E> E choice(JsonNode root, String field, E[] values, java.util.function.Function<E, String> wire,
-                                E otherwise) {
+    /** The value of {@code field} among {@code values}, by its {@code wire} name, if the field is given. */
+    private static <E> Optional<E> choice(JsonNode root, String field, E[] values,
+                                          java.util.function.Function<E, String> wire) {
         Optional<String> given = string(root, field);
         if (given.isEmpty()) {
-            return otherwise;
+            return Optional.empty();
         }
         for (E value : values) {
             if (wire.apply(value).equals(given.get().toLowerCase(Locale.ROOT))) {
-                return value;
+                return Optional.of(value);
             }
         }
         throw AgentSpec.invalid(field + ": one of " + String.join(", ", java.util.Arrays.stream(values).map(wire)

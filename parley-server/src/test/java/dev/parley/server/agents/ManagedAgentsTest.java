@@ -334,33 +334,65 @@ class ManagedAgentsTest {
     void badSpecsAreRefusedWithTheFieldAndWhyAndCreateNothing() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
-            Map<String, String> refused = Map.of(
-                    "id: a1\ncomand: [cat]\n", "unknown field 'comand'",
-                    "id: a2\n", "command: required",
-                    "id: a3\ncommand: cat\n", "command: a list",
-                    "id: a4\ncommand: [cat]\nidleTimeout: soon\n", "idleTimeout: 'soon' is not a duration",
-                    "id: a5\ncommand: [cat]\nrunner: thread\n", "runner: one of command, process",
-                    "id: a6\ncommand: [cat]\nenv: {1X: y}\n", "env: 1X is not a variable name",
-                    "id: a7\ncommand: [cat]\nenv: {KEY: {value: x}}\n", "{file: path} is the only form of a secret",
-                    "id: a8\ncommand: [cat]\nwake: sometimes\n", "wake: one of always, on-message",
-                    "command: [cat]\n", "id: required",
-                    "id: [a9\n", "not YAML");
+            String process = "command: [cat]\nrunner: process\n";
+            Map<String, String> refused = Map.ofEntries(
+                    Map.entry("id: a1\ncomand: [cat]\n", "unknown field 'comand'"),
+                    Map.entry("id: a2\n", "command: required"),
+                    Map.entry("id: a3\ncommand: cat\n", "command: a list"),
+                    Map.entry("id: a4\ncommand: [cat]\nidleTimeout: soon\n", "idleTimeout: 'soon' is not a duration"),
+                    Map.entry("id: a5\ncommand: [cat]\nrunner: thread\n", "runner: one of command, process"),
+                    Map.entry("id: a6\ncommand: [cat]\nenv: {1X: y}\n", "env: 1X is not a variable name"),
+                    Map.entry("id: a7\ncommand: [cat]\nenv: {KEY: {value: x}}\n",
+                            "{file: path} is the only form of a secret"),
+                    Map.entry("id: a8\ncommand: [cat]\nwake: sometimes\n", "wake: one of always, on-message"),
+                    Map.entry("command: [cat]\n", "id: required"),
+                    Map.entry("id: [a9\n", "not YAML"),
+                    // restart: a process agent's only; a choice
+                    Map.entry("id: a10\ncommand: [cat]\nrestart: never\n",
+                            "restart: applies to runner: process only (runner: command starts one process per"
+                                    + " envelope)"),
+                    Map.entry("id: a11\ncommand: [cat]\nrunner: command\nrestart: always\n",
+                            "restart: applies to runner: process only"),
+                    Map.entry("id: a12\n" + process + "restart: sometimes\n",
+                            "restart: one of always, on-failure, never, not 'sometimes'"),
+                    Map.entry("id: a13\n" + process + "restart: [never]\n", "restart: a non-empty string"),
+                    // toolBlocklist: at most 64 distinct names of 1 to 100 characters, [A-Za-z0-9_.:*-]
+                    Map.entry("id: a14\n" + process + "toolBlocklist: Bash\n", "toolBlocklist: a list"),
+                    Map.entry("id: a15\n" + process + "toolBlocklist: [Bash, {name: Read}]\n",
+                            "toolBlocklist: each item a string"),
+                    Map.entry("id: a16\n" + process + "toolBlocklist: [\"Bash(rm:*)\"]\n",
+                            "toolBlocklist: 'Bash(rm:*)' is not a tool name (1 to 100 letters, digits, _ . : - *)"),
+                    Map.entry("id: a17\n" + process + "toolBlocklist: [\"\"]\n",
+                            "toolBlocklist: '' is not a tool name"),
+                    Map.entry("id: a18\n" + process + "toolBlocklist: [" + "x".repeat(101) + "]\n",
+                            "is not a tool name"),
+                    Map.entry("id: a19\n" + process + "toolBlocklist: [Bash, Read, Bash]\n",
+                            "toolBlocklist: 'Bash' is named twice"),
+                    Map.entry("id: a20\n" + process + "toolBlocklist: [" + java.util.stream.IntStream.range(0, 65)
+                            .mapToObj(i -> "T" + i).collect(Collectors.joining(", ")) + "]\n",
+                            "toolBlocklist: at most 64 tools, not 65"));
             refused.forEach((spec, why) -> {
                 HubFixture.Resp r = assertError(hub.post(hub.admin(), "/v1/agents", obj("spec", spec)), 400,
                         "invalid_spec");
                 assertTrue(r.text("message").contains(why), () -> spec + " -> " + r);
             });
-            for (int i = 1; i <= 8; i++) {
+            for (int i = 1; i <= 20; i++) {
                 assertEquals(404, hub.get(hub.admin(), "/v1/nodes/a" + i).status(), "nothing created for a" + i);
             }
             assertEquals(0, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
+            // at the limits: 64 tools, of 100 characters, every character allowed
+            startAgent(hub, "id: blocking\n" + process + "toolBlocklist: [\"mcp__x:y.z-*\", "
+                    + java.util.stream.IntStream.range(0, 63).mapToObj(i -> "T%03d".formatted(i).repeat(25))
+                    .collect(Collectors.joining(", ")) + "]\n");
+            assertTrue(hub.get(hub.admin(), "/v1/agents/blocking/spec").body()
+                    .contains("toolBlocklist: [\"mcp__x:y.z-*\", T000T000"), "kept as written");
             // Another node sees neither the agent nor its log.
             startAgent(hub, UPPER + "parent: lead\n");
             String other = hub.createNode("other", null);
             assertError(hub.get(other, "/v1/agents/upper"), 404, "node_not_found");
             assertError(hub.get(other, "/v1/agents/upper/logs"), 404, "node_not_found");
             assertEquals(0, hub.get(other, "/v1/agents").json().get("items").size());
-            assertEquals(1, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
+            assertEquals(2, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
             assertTrue(hub.get(lead, "/v1/agents/upper/spec").body().contains("tr a-z A-Z"));
         }
     }
