@@ -12,13 +12,13 @@ import java.util.regex.Pattern;
  * by file), when it runs ({@link Wake}) and for how long it may idle or work on one envelope,
  * the skills its card lists, the nodes it talks with beyond its group ({@code comms.allow}:
  * a grant each way), what becomes of its process when it ends ({@link Restart}, given only for
- * {@code runner: process}) and the tools it must not use. Validated here, whatever the text it
- * was read from.
+ * {@code runner: process}), the tools it must not use, and the gateway that runs it (on a
+ * federation: the one that owns its node). Validated here, whatever the text it was read from.
  */
 public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
                         Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
                         Duration timeout, Limits limits, List<String> skills, List<NodeId> talksWith,
-                        Optional<Restart> restart, ToolBlocklist toolBlocklist) {
+                        Optional<Restart> restart, ToolBlocklist toolBlocklist, Optional<String> gateway) {
     /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
     /** How long one envelope may take, when the spec does not say. */
@@ -67,7 +67,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
         return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, limits, skills,
-                talksWith, restart, toolBlocklist);
+                talksWith, restart, toolBlocklist, gateway);
     }
 
     /**

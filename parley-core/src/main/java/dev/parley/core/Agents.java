@@ -26,11 +26,14 @@ public final class Agents {
     private final PolicyRules rules;
     private final AccessPolicy access;
     private final AgentSpecFormat format;
+    /** This hub's gateway id, on a federation: the only one a spec's {@code gateway} may name here. */
+    private final Optional<String> gateway;
     private final InstantSource clock;
 
     /** {@code audit} records refusals that write nothing else; {@code format} reads specs and makes children's. */
     public Agents(Graph graph, Registry registry, AgentStore store, EventStore audit, PolicyRules rules,
-                  AccessPolicy access, AgentSpecFormat format, InstantSource clock) {
+                  AccessPolicy access, AgentSpecFormat format, Optional<String> gateway, InstantSource clock) {
+        this.gateway = gateway;
         this.access = access;
         this.format = format;
         this.graph = graph;
@@ -53,6 +56,7 @@ public final class Agents {
                     + " on the hub's host as the hub's user");
         }
         AgentSpec spec = format.read(text);
+        requireRunsHere(spec);
         for (NodeId other : spec.talksWith()) {
             if (graph.node(other).isEmpty()) {
                 throw AgentSpec.invalid("comms.allow: " + other + " is not a node");
@@ -100,6 +104,18 @@ public final class Agents {
                     "capability of agent " + request.id() + ", spawned by " + parent.id() + " from " + template.id()));
         }
         return created;
+    }
+
+    /**
+     * Refuses a spec whose {@code gateway} is not this hub's: an agent runs on the gateway that
+     * owns its node, which is the one that starts it.
+     */
+    public void requireRunsHere(AgentSpec spec) {
+        if (spec.gateway().isPresent() && !spec.gateway().equals(gateway)) {
+            throw AgentSpec.invalid("gateway: this hub is " + gateway.map(g -> "gateway " + g)
+                    .orElse("in no federation") + "; start agent " + spec.id() + " on gateway " + spec.gateway().get()
+                    + " (an agent runs on the gateway that owns its node, the one it is started on)");
+        }
     }
 
     /** The agent's node, with its spec, in one transaction: lineage and the depth policy are the registry's. */

@@ -10,6 +10,7 @@ import dev.parley.core.DeliveryPolicies;
 import dev.parley.core.Federation;
 import dev.parley.core.GatewayInvites;
 import dev.parley.core.GatewayMint;
+import dev.parley.core.AgentSpec;
 import dev.parley.core.AgentStore;
 import dev.parley.core.Agents;
 import dev.parley.core.Capabilities;
@@ -226,7 +227,7 @@ public final class Hub implements AutoCloseable {
             // Managed agents: the hub runs them, woken by their mail; a task may spawn one from a template.
             SqliteAgents agentSpecs = store.agents();
             Agents agents = new Agents(graph, registry, agentSpecs, store, livePolicy, access, AgentSpecs.YAML_FORMAT,
-                    clock);
+                    config.gateway().map(GatewayConfig::id), clock);
             // Capabilities: tasks addressed to cap.… go to their owners; misfires raise reviews.
             Capabilities capabilities = new Capabilities(graph, store.capabilities(), agentSpecs, store.tasks(), schemas,
                     notices, Views::skillReviewData, store, livePolicy, clock, ids);
@@ -318,7 +319,7 @@ public final class Hub implements AutoCloseable {
                     .start();
             // Agents start once the hub listens: a process agent speaks to it at once.
             url.set(localUrl(config.host(), server.port()));
-            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, graph, id, stored));
+            agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, agents, graph, id, stored));
             // Then the first sweep: claims whose claimant is gone (its process died with the hub before) are taken back.
             Sweeper sweeper = new Sweeper(claims, capabilities, agentRuntime, metrics, dispatcher::wake, clock);
             services.add(sweeper.start(config.sweepInterval()));
@@ -334,10 +335,12 @@ public final class Hub implements AutoCloseable {
     }
 
     /** Takes charge of an agent found in the store; one whose spec no longer holds is left out, loudly. */
-    private static void adoptAgent(AgentRuntime agents, Graph graph, NodeId id, AgentStore.Stored stored) {
+    private static void adoptAgent(AgentRuntime agents, Agents specs, Graph graph, NodeId id,
+                                   AgentStore.Stored stored) {
         try {
-            agents.adopt(AgentSpecs.parse(stored.spec()).withParent(graph.node(id).flatMap(Node::parent)),
-                    stored.stoppedAt().isPresent(), stored.failure());
+            AgentSpec spec = AgentSpecs.parse(stored.spec()).withParent(graph.node(id).flatMap(Node::parent));
+            specs.requireRunsHere(spec); // data moved to a hub of another gateway: not this hub's to run
+            agents.adopt(spec, stored.stoppedAt().isPresent(), stored.failure());
         } catch (ParleyException e) {
             LOG.warning("agent " + id + " is not run: its stored spec does not hold (" + e.getMessage() + ")");
         }

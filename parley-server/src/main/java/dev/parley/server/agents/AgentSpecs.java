@@ -31,7 +31,7 @@ public final class AgentSpecs {
     public static final int MAX_BYTES = 64 * 1024;
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
-            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist");
+            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist", "gateway");
     private static final Set<String> LIMITS = Set.of("memory", "cpuTime", "openFiles");
     private static final java.util.regex.Pattern MEMORY = java.util.regex.Pattern.compile("^(\\d{1,15})([KMG])$");
 
@@ -104,7 +104,8 @@ public final class AgentSpecs {
                 duration(root, "timeout", "timeout").orElse(AgentSpec.DEFAULT_TIMEOUT),
                 limits(root.get("limits")), strings(root.get("skills"), "skills"), comms(root.get("comms")),
                 choice(root, "restart", AgentSpec.Restart.values(), AgentSpec.Restart::wire),
-                new AgentSpec.ToolBlocklist(strings(root.get("toolBlocklist"), "toolBlocklist")));
+                new AgentSpec.ToolBlocklist(strings(root.get("toolBlocklist"), "toolBlocklist")),
+                string(root, "gateway"));
     }
 
     private static Optional<String> string(JsonNode root, String field) {

@@ -368,6 +368,9 @@ class ManagedAgentsTest {
                             "is not a tool name"),
                     Map.entry("id: a19\n" + process + "toolBlocklist: [Bash, Read, Bash]\n",
                             "toolBlocklist: 'Bash' is named twice"),
+                    // gateway: only this hub's (it is in no federation here)
+                    Map.entry("id: a20\ncommand: [cat]\ngateway: b\n", "gateway: this hub is in no federation; start"
+                            + " agent a20 on gateway b"),
                     Map.entry("id: a20\n" + process + "toolBlocklist: [" + java.util.stream.IntStream.range(0, 65)
                             .mapToObj(i -> "T" + i).collect(Collectors.joining(", ")) + "]\n",
                             "toolBlocklist: at most 64 tools, not 65"));

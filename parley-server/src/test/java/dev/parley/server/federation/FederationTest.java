@@ -133,6 +133,12 @@ class FederationTest {
             String worker = b.createNodeResp(b.admin(), "worker", "lead").text("token");
             await().atMost(WAIT).until(() -> a.get(a.admin(), "/v1/nodes/worker").status() == 200);
 
+            // An agent's spec may name the gateway that runs it: the one it is started on, no other.
+            assertEquals(201, b.post(b.admin(), "/v1/agents", obj("spec", "id: helper\ncommand: [cat]\ngateway: b\n"))
+                    .status());
+            assertTrue(a.post(a.admin(), "/v1/agents", obj("spec", "id: helper2\ncommand: [cat]\ngateway: b\n")).body()
+                    .contains("this hub is gateway a; start agent helper2 on gateway b"));
+
             // lead on a hands worker on b a task; worker moves it on b; a's copy follows.
             HubFixture.Resp created = a.post(lead, "/v1/tasks", obj("to", "worker", "title", "review",
                     "input", obj("pr", 7)));
