@@ -103,6 +103,10 @@ final class TaskCommand extends CommandGroup {
                 if (!assignee.spawn.labels.isEmpty()) {
                     spawn.set("labels", HubClient.JSON.valueToTree(assignee.spawn.labels));
                 }
+                if (assignee.spawn.template == null && !assignee.spawn.capabilities.isEmpty()) {
+                    throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                            "--capability goes with --template (a child the hub runs)");
+                }
                 if (assignee.spawn.template != null) { // a child the hub runs is always recycled
                     spawn.put("template", assignee.spawn.template);
                     spawn.set("capabilities", HubClient.JSON.valueToTree(assignee.spawn.capabilities));
@@ -125,7 +129,8 @@ final class TaskCommand extends CommandGroup {
     }
 
     static final class Assignee {
-        @Option(names = "--to", required = true, paramLabel = "NODE", description = "An existing node.")
+        @Option(names = "--to", required = true, paramLabel = "NODE",
+                description = "An existing node, or a published capability (cap.NAME): its owner.")
         String to;
 
         @ArgGroup(exclusive = false, multiplicity = "1")

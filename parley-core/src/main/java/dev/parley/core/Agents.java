@@ -87,21 +87,33 @@ public final class Agents {
         String text = store.agent(template.id()).map(AgentStore.Stored::spec).orElseThrow(() -> new ParleyException(
                 ErrorCode.NODE_NOT_FOUND, "spawn.template: agent " + template.id() + " has no spec on this hub"));
         AccessPolicy.Check check = access.check(clock.instant());
+        Map<NodeId, Optional<java.time.Instant>> reach = new java.util.LinkedHashMap<>();
         for (NodeId other : request.talksWith()) {
-            boolean reaches = graph.node(other).map(node -> check.decide(parent, node, REACH) instanceof AclDecision.Allowed)
-                    .orElse(false);
-            if (!reaches) { // a node that does not exist is refused in the same words: nothing learnt of the graph
+            Optional<AclDecision.Allowed> allowed = graph.node(other).map(node -> check.decide(parent, node, REACH))
+                    .filter(AclDecision.Allowed.class::isInstance).map(AclDecision.Allowed.class::cast);
+            if (allowed.isEmpty()) { // a node that does not exist is refused in the same words: nothing learnt of the graph
                 audit.audit(Actor.of(caller, "agent.spawn", clock.instant()).deny(request.id().value(),
                         "capability " + other + " beyond the creator's reach", check.policyVersion()));
                 throw new ParleyException(ErrorCode.FORBIDDEN, "spawn.capabilities: " + parent.id()
                         + " may not reach " + other + ", so a child it spawns may not either");
             }
+            // A reach that comes from a grant ends when that grant does: so does the child's.
+            reach.put(other, Optional.ofNullable(allowed.get().grantId()).flatMap(graph::grant)
+                    .flatMap(Grant::expiresAt));
         }
         String childText = format.child(text, request.id(), parent.id(), request.talksWith());
         AgentSpec created = create(caller, format.read(childText), childText);
-        for (NodeId other : request.talksWith()) { // one way: what the child may reach, as its creator may
-            registry.grant(HUB, new NewGrant(request.id(), new GrantTarget.Node(other), Optional.empty(),
-                    "capability of agent " + request.id() + ", spawned by " + parent.id() + " from " + template.id()));
+        try {
+            reach.forEach((other, expires) -> registry.grant(HUB, new NewGrant(request.id(), new GrantTarget.Node(other),
+                    expires, "capability of agent " + request.id() + ", spawned by " + parent.id() + " from "
+                    + template.id())));
+        } catch (RuntimeException e) { // no child with half its reach: it goes, and the task is not created
+            try {
+                registry.delete(HUB, request.id());
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
         }
         return created;
     }

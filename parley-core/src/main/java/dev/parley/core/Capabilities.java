@@ -81,7 +81,8 @@ public final class Capabilities implements Tasks.Routing {
             throw new ParleyException(ErrorCode.CAPABILITY_TAKEN, declared.id() + " is published by "
                     + before.get().capability().owner() + "; it must be unpublished before another node publishes it");
         }
-        declared.contract().ifPresent(contracts::requireUsable);
+        // A node's contract runs on the hub for every result: no regular expressions of its choosing.
+        declared.contract().ifPresent(schema -> contracts.requireUsable(schema, caller instanceof Principal.Admin));
         Capability capability = new Capability(declared.id(), owner.id(), declared.delegation(), declared.executor(),
                 declared.contract(), declared.eta(), actor.at());
         store.publish(capability, actor.allow(capability.id(), "published for " + owner.id() + " (delegation "
@@ -120,14 +121,17 @@ public final class Capabilities implements Tasks.Routing {
                 .orElseThrow(() -> notFound(id));
     }
 
-    /** The reviews of capability {@code id}, for its owner, the owner's parent and the admin. */
+    /**
+     * The reviews of capability {@code id} that {@code caller} looks after: the admin all, a node
+     * those of the owner it is or is the parent of (an earlier owner's stay theirs).
+     */
     public List<SkillReview> reviews(Principal caller, String id, int limit) {
         Capability.requireId(id);
         CapabilityStore.Stored stored = store.capability(id).orElseThrow(() -> notFound(id));
         if (!steward(caller, stored.capability().owner())) {
             throw notFound(id); // to others, like a capability that does not exist
         }
-        return store.reviews(id, limit);
+        return store.reviews(id, limit).stream().filter(r -> steward(caller, r.owner())).toList();
     }
 
     /**
@@ -172,7 +176,7 @@ public final class Capabilities implements Tasks.Routing {
             samples = recent.stream().map(Miss::sample).toList();
             recent.clear();
         }
-        raise(stored.get().capability(), SkillReview.Failure.ROUTING_MISS, samples.size() + " tasks addressed to it"
+        raise(stored.get().capability(), stored.get().capability().owner(), SkillReview.Failure.ROUTING_MISS, samples.size() + " tasks addressed to it"
                 + " could not be routed within " + MISS_WINDOW.toMinutes() + " min (last: " + why + ")", samples,
                 Optional.empty());
     }
@@ -180,54 +184,56 @@ public final class Capabilities implements Tasks.Routing {
     /** After a change of {@code task}: a failure, or a result that breaks the contract, of a routed task raises a review. */
     @Override
     public void changed(Task task) {
-        if (task.state() != TaskState.FAILED && task.state() != TaskState.COMPLETED) {
+        Optional<CapabilityStore.Routed> routed = store.routed(task.id());
+        if (routed.isEmpty()) {
             return;
         }
-        Optional<Capability> through = store.routedThrough(task.id()).flatMap(store::capability)
-                .map(CapabilityStore.Stored::capability);
+        Optional<Capability> through = store.capability(routed.get().capabilityId()).map(CapabilityStore.Stored::capability);
         if (through.isEmpty()) {
             return;
         }
         Capability capability = through.get();
-        if (task.state() == TaskState.FAILED) {
-            raise(capability, SkillReview.Failure.TERMINAL_FAILURE, "task " + task.id() + " failed: "
-                    + task.reason().orElse(""), List.of(task.id()), Optional.empty());
-        } else if (capability.contract().isPresent()) {
-            Optional<String> breach = contracts.breach(capability.contract().get(),
-                    task.result().orElse(new JsonText("null")));
-            breach.ifPresent(why -> raise(capability, SkillReview.Failure.CONTRACT_VIOLATION, "the result of task "
-                    + task.id() + " breaks the contract: " + why, List.of(task.id()), Optional.empty()));
+        NodeId owner = routed.get().owner(); // the owner the task went to, whoever owns the capability now
+        switch (task.state()) {
+            case ACCEPTED -> task.etaSeconds().ifPresent(eta -> store.due(task.id(), task.createdAt().plusSeconds(eta)));
+            case FAILED -> raise(capability, owner, SkillReview.Failure.TERMINAL_FAILURE, "task " + task.id()
+                    + " failed: " + task.reason().orElse(""), List.of(task.id()), Optional.empty());
+            case COMPLETED -> capability.contract().flatMap(contract -> contracts.breach(contract,
+                    task.result().orElse(new JsonText("null")))).ifPresent(why -> raise(capability, owner,
+                    SkillReview.Failure.CONTRACT_VIOLATION, "the result of task " + task.id() + " breaks the contract: "
+                            + why, List.of(task.id()), Optional.empty()));
+            default -> {
+            }
         }
     }
 
     /**
      * Raises a review for each routed task not ended by its ETA (the assignee's accepted
-     * {@code etaSeconds}, else the capability's), once per task. Returns how many it raised.
+     * {@code etaSeconds}, else the capability's, from the task's creation), once per task.
+     * Returns how many it raised.
      */
     public int reviewOverdue() {
         Instant now = clock.instant();
         int raised = 0;
-        for (CapabilityStore.Routed routed : store.unended(now, PASS)) {
+        for (CapabilityStore.Routed routed : store.overdue(now, PASS)) {
             Optional<Task> task = tasks.task(routed.taskId());
             Optional<Capability> capability = store.capability(routed.capabilityId()).map(CapabilityStore.Stored::capability);
             if (task.isEmpty() || capability.isEmpty() || task.get().state().terminal()) {
                 continue;
             }
-            Duration eta = task.get().etaSeconds().map(Duration::ofSeconds).orElse(capability.get().eta());
-            if (now.isAfter(task.get().createdAt().plus(eta))) {
-                raise(capability.get(), SkillReview.Failure.ETA_BREACH, "task " + task.get().id() + " is "
-                        + task.get().state().wire() + " past its ETA of " + DurationText.format(eta),
-                        List.of(task.get().id()), Optional.of(task.get().id()));
-                raised++;
-            }
+            raise(capability.get(), routed.owner(), SkillReview.Failure.ETA_BREACH, "task " + task.get().id() + " is "
+                    + task.get().state().wire() + " past its ETA of " + DurationText.format(Duration.between(
+                            task.get().createdAt(), routed.dueAt())), List.of(task.get().id()),
+                    Optional.of(task.get().id()));
+            raised++;
         }
         return raised;
     }
 
-    private void raise(Capability capability, SkillReview.Failure failure, String detail, List<String> samples,
-                       Optional<String> overdue) {
+    private void raise(Capability capability, NodeId owner, SkillReview.Failure failure, String detail,
+                       List<String> samples, Optional<String> overdue) {
         Instant now = clock.instant();
-        SkillReview review = new SkillReview(ids.next(), capability.id(), capability.owner(), capability.delegation(),
+        SkillReview review = new SkillReview(ids.next(), capability.id(), owner, capability.delegation(),
                 capability.executor(), failure, detail, samples.subList(0, Math.min(samples.size(), MAX_SAMPLES)), now);
         AuditEntry entry = new Actor("hub", "capability.review", now).allow(capability.id(), failure.wire() + ": "
                 + detail, Optional.empty(), rules.version(), Optional.empty());

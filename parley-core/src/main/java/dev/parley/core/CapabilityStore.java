@@ -13,11 +13,14 @@ public interface CapabilityStore {
         }
     }
 
-    /** A task that came through a capability, as the ETA review needs it. */
-    record Routed(String taskId, String capabilityId) {
+    /** A task that came through a capability: to which owner, and when it is due. */
+    record Routed(String taskId, String capabilityId, NodeId owner, Instant dueAt) {
     }
 
-    /** Publishes {@code capability} (again, replacing what it declared before) with its audit entry. */
+    /**
+     * Publishes {@code capability} (again, replacing what it declared before) with its audit
+     * entry; refuses ({@code capability_taken}), writing nothing, while another owner publishes it.
+     */
     void publish(Capability capability, AuditEntry audit);
 
     /** Withdraws it: tasks no longer route to it. */
@@ -28,11 +31,14 @@ public interface CapabilityStore {
     /** The published capabilities, by id. */
     List<Capability> published();
 
-    /** The capability task {@code taskId} was routed through, if any. */
-    Optional<String> routedThrough(String taskId);
+    /** How task {@code taskId} was routed, if it came through a capability. */
+    Optional<Routed> routed(String taskId);
 
-    /** Routed tasks not ended and not yet reviewed for their ETA, created before {@code before}. */
-    List<Routed> unended(Instant before, int limit);
+    /** Moves a routed task's due time (its assignee accepted it with an ETA of its own). */
+    void due(String taskId, Instant at);
+
+    /** Routed tasks not ended, due before {@code now} and not yet reviewed for it, the longest overdue first. */
+    List<Routed> overdue(Instant now, int limit);
 
     /**
      * Stores {@code review}, sends {@code notice} (to the owner) and writes {@code audit}, in one

@@ -30,6 +30,9 @@ public final class Tasks {
     private final IdGenerator ids;
     private final Provisioning provisioning;
     private final Routing routing;
+    private final AccessPolicy policy;
+    /** Told of each node deleted with the end of the task it was spawned for (its streams, the agent running it). */
+    private final List<java.util.function.Consumer<NodeId>> retirements = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * {@code audit} records refusals that write nothing else; {@code provisioning} creates the
@@ -40,6 +43,7 @@ public final class Tasks {
                  TaskFormat format, InstantSource clock, IdGenerator ids, Provisioning provisioning, Routing routing) {
         this.provisioning = provisioning;
         this.routing = routing;
+        this.policy = policy;
         this.graph = graph;
         this.office = new PostOffice(graph, policy, PayloadSchemas.NONE, ids);
         this.registry = registry;
@@ -195,8 +199,8 @@ public final class Tasks {
      * {@code skill_distribution} task from the owner. Published by the admin, every learner gets
      * one (the admin acts hub-wide; audited as the admin's); published by a node, each goes
      * through the access decision from the owner like any task, and a learner the owner may not
-     * reach gets none (the refusal audited), so publishing never carries a node's words past
-     * its reach. Each carries a messageId of the capability, its delegation version and the
+     * reach gets none (the refusal audited) — nor one the publisher may not reach, when it is
+     * the owner's parent — so publishing never carries a node's words past its reach. Each carries a messageId of the capability, its delegation version and the
      * learner, so publishing again creates only those not created before. Returns the tasks
      * created now.
      */
@@ -218,14 +222,22 @@ public final class Tasks {
             if (caller instanceof Principal.Admin) {
                 stored = office.answer(actor, learner, assignment(task, request), about, storing(task, Optional.empty()));
             } else {
+                Node publisher = caller.actingNode(graph, "publish capabilities");
+                Draft draft = assignment(task, request);
+                if (!publisher.id().equals(owner.get().id()) // the owner's parent: its words go only where it reaches too
+                        && policy.decide(publisher, graph.node(learner).orElseThrow(), draft.facts(), actor.at())
+                        instanceof AclDecision.Denied denied) {
+                    audit.audit(actor.deny(learner.value(), denied));
+                    continue;
+                }
                 try {
-                    stored = office.send(actor, owner.get(), learner, assignment(task, request), Optional.of(about),
-                            audit, storing(task, Optional.empty()));
+                    stored = office.send(actor, owner.get(), learner, draft, Optional.of(about), audit,
+                            storing(task, Optional.empty()));
                 } catch (ParleyException e) {
-                    if (e.code() != ErrorCode.ACL_DENIED) {
+                    if (e.code() != ErrorCode.ACL_DENIED && e.code() != ErrorCode.INVALID_REQUEST) {
                         throw e;
                     }
-                    continue; // beyond the owner's reach: refused and audited like any task
+                    continue; // beyond the owner's reach (refused and audited like any task), or its messageId taken
                 }
             }
             if (!stored.duplicate()) {
@@ -281,6 +293,25 @@ public final class Tasks {
                 Optional.empty(), messageId, Map.of()));
     }
 
+    /** Calls {@code listener} with each node deleted because the task it was spawned for ended, whoever ended it. */
+    public void onRetire(java.util.function.Consumer<NodeId> listener) {
+        retirements.add(listener);
+    }
+
+    /**
+     * Deletes the assignees of ended ephemeral tasks that are still there: a hub that stopped
+     * between a task's end and its assignee's deletion left them. Run at the hub's start.
+     */
+    public void retireLeftovers(java.util.Collection<NodeId> candidates) {
+        for (NodeId node : candidates) {
+            boolean recycled = store.tasks(new TaskQuery(Optional.empty(), Optional.of(node), Optional.empty(), 10))
+                    .stream().anyMatch(Task::recycled);
+            if (recycled && graph.node(node).isPresent()) {
+                retire(node);
+            }
+        }
+    }
+
     private void retire(NodeId assignee) {
         try {
             registry.delete(HUB, assignee);
@@ -289,6 +320,7 @@ public final class Tasks {
                 throw e;
             }
         }
+        retirements.forEach(listener -> listener.accept(assignee));
     }
 
     /**

@@ -258,6 +258,10 @@ public final class Hub implements AutoCloseable {
                     clock);
             services.add(agentRuntime);
             committed.add(agentRuntime);
+            tasks.onRetire(node -> { // a child spawned for a task, deleted with its end: however the task ended
+                feeds.close(node);
+                agentRuntime.retire(node);
+            });
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
@@ -282,7 +286,7 @@ public final class Hub implements AutoCloseable {
             new TopicRoutes(new Topics(graph, access, schemas, store.topics(), clock, ids, federation), metrics).register(routes);
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
-            new TaskRoutes(tasks, feeds, agentRuntime, metrics).register(routes);
+            new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
@@ -319,6 +323,8 @@ public final class Hub implements AutoCloseable {
                     .start();
             // Agents start once the hub listens: a process agent speaks to it at once.
             url.set(localUrl(config.host(), server.port()));
+            // Children a hub stopped between their task's end and their deletion left behind go first.
+            tasks.retireLeftovers(agentSpecs.agents().keySet());
             agentSpecs.agents().forEach((id, stored) -> adoptAgent(agentRuntime, agents, graph, id, stored));
             // Then the first sweep: claims whose claimant is gone (its process died with the hub before) are taken back.
             Sweeper sweeper = new Sweeper(claims, capabilities, agentRuntime, metrics, dispatcher::wake, clock);

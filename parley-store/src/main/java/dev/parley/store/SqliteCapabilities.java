@@ -7,18 +7,23 @@ import dev.parley.core.AuditEntry;
 import dev.parley.core.Capability;
 import dev.parley.core.CapabilityStore;
 import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
 import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
 import dev.parley.core.SkillReview;
+import dev.parley.core.TaskState;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /** {@link CapabilityStore} on the hub's SQLite file: tables {@code capabilities}, {@code capability_tasks}, {@code skill_reviews}. */
 public final class SqliteCapabilities implements CapabilityStore {
@@ -27,7 +32,8 @@ public final class SqliteCapabilities implements CapabilityStore {
     private static final String COLUMNS = "id, owner, delegation_ref, delegation_version, executor_ref,"
             + " executor_version, contract, eta_ms, published_at, unpublished_at";
     /** Task states after which a routed task needs no ETA review. */
-    private static final String ENDED = "'completed', 'failed', 'canceled'";
+    private static final String ENDED = Arrays.stream(TaskState.values()).filter(TaskState::terminal)
+            .map(state -> "'" + state.wire() + "'").collect(Collectors.joining(", "));
 
     private final Writer writer;
     private final ReadPool readers;
@@ -44,7 +50,8 @@ public final class SqliteCapabilities implements CapabilityStore {
                     + " ?, ?, NULL) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, delegation_ref ="
                     + " excluded.delegation_ref, delegation_version = excluded.delegation_version, executor_ref ="
                     + " excluded.executor_ref, executor_version = excluded.executor_version, contract = excluded.contract,"
-                    + " eta_ms = excluded.eta_ms, published_at = excluded.published_at, unpublished_at = NULL");
+                    + " eta_ms = excluded.eta_ms, published_at = excluded.published_at, unpublished_at = NULL"
+                    + " WHERE capabilities.unpublished_at IS NOT NULL OR capabilities.owner = excluded.owner");
             upsert.setString(1, c.id());
             upsert.setString(2, c.owner().value());
             upsert.setString(3, c.delegation().ref());
@@ -54,7 +61,10 @@ public final class SqliteCapabilities implements CapabilityStore {
             Rows.setNullable(upsert, 7, c.contract().map(JsonText::json));
             upsert.setLong(8, c.eta().toMillis());
             upsert.setLong(9, c.publishedAt().toEpochMilli());
-            upsert.executeUpdate();
+            if (upsert.executeUpdate() == 0) { // published by another owner meanwhile: checked here, in the one writer
+                throw new ParleyException(ErrorCode.CAPABILITY_TAKEN, c.id() + " is published by another node; it"
+                        + " must be unpublished before " + c.owner() + " publishes it");
+            }
             Ledger.insertAudit(tx.statements(), audit);
             return null;
         });
@@ -99,32 +109,48 @@ public final class SqliteCapabilities implements CapabilityStore {
     }
 
     @Override
-    public Optional<String> routedThrough(String taskId) {
+    public Optional<Routed> routed(String taskId) {
         return readers.read(s -> {
-            var select = s.get("SELECT capability FROM capability_tasks WHERE task_id = ?");
+            var select = s.get("SELECT task_id, capability, owner, due_at FROM capability_tasks WHERE task_id = ?");
             select.setString(1, taskId);
             try (var rs = select.executeQuery()) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                return rs.next() ? Optional.of(routed(rs)) : Optional.empty();
             }
         });
     }
 
     @Override
-    public List<Routed> unended(Instant before, int limit) {
+    public void due(String taskId, Instant at) {
+        writer.submit(tx -> {
+            var update = tx.statements().get("UPDATE capability_tasks SET due_at = ? WHERE task_id = ?");
+            update.setLong(1, at.toEpochMilli());
+            update.setString(2, taskId);
+            update.executeUpdate();
+            return null;
+        });
+    }
+
+    @Override
+    public List<Routed> overdue(Instant now, int limit) {
         return readers.read(s -> {
-            var select = s.get("SELECT c.task_id, c.capability FROM capability_tasks c JOIN tasks t ON t.id = c.task_id"
-                    + " WHERE c.eta_reviewed = 0 AND c.created_at < ? AND t.state NOT IN (" + ENDED + ")"
-                    + " ORDER BY c.created_at LIMIT ?");
-            select.setLong(1, before.toEpochMilli());
+            var select = s.get("SELECT c.task_id, c.capability, c.owner, c.due_at FROM capability_tasks c"
+                    + " JOIN tasks t ON t.id = c.task_id WHERE c.eta_reviewed = 0 AND c.due_at < ?"
+                    + " AND t.state NOT IN (" + ENDED + ") ORDER BY c.due_at LIMIT ?");
+            select.setLong(1, now.toEpochMilli());
             select.setInt(2, limit);
             List<Routed> out = new ArrayList<>();
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new Routed(rs.getString(1), rs.getString(2)));
+                    out.add(routed(rs));
                 }
             }
             return out;
         });
+    }
+
+    private static Routed routed(ResultSet rs) throws SQLException {
+        return new Routed(rs.getString(1), rs.getString(2), new NodeId(rs.getString(3)),
+                Instant.ofEpochMilli(rs.getLong(4)));
     }
 
     @Override

@@ -3,9 +3,11 @@ package dev.parley.store;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.parley.core.ErrorCode;
 import dev.parley.core.Envelope;
 import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
+import dev.parley.core.ParleyException;
 import dev.parley.core.Task;
 import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskQuery;
@@ -47,6 +49,10 @@ public final class SqliteTasks implements TaskStore {
             Task t = created.task();
             if (created.notice().messageId().isPresent()) {
                 Optional<Envelope> first = Ledger.byMessageId(tx.statements(), created.notice());
+                if (first.isPresent() && !first.get().kind().equals(Tasks.KIND)) {
+                    throw new ParleyException(ErrorCode.INVALID_REQUEST, "messageId " + first.get().messageId()
+                            .orElseThrow() + " is already used by envelope " + first.get().id() + ", which is no task");
+                }
                 if (first.isPresent()) { // the creator sent this request before: answer the task it made
                     String taskId = first.get().corrId().orElseThrow(() -> new IllegalStateException(
                             "envelope " + first.get().id() + " reuses a task messageId but names no task"));
@@ -55,11 +61,12 @@ public final class SqliteTasks implements TaskStore {
             }
             insert(tx.statements(), t);
             if (created.capability().isPresent()) {
-                var routed = tx.statements().get("INSERT INTO capability_tasks (task_id, capability, created_at)"
-                        + " VALUES (?, ?, ?)");
+                // due by the capability's ETA, read in this transaction, from the task's creation
+                var routed = tx.statements().get("INSERT INTO capability_tasks (task_id, capability, owner, due_at)"
+                        + " SELECT ?, id, owner, ? + eta_ms FROM capabilities WHERE id = ?");
                 routed.setString(1, t.id());
-                routed.setString(2, created.capability().get());
-                routed.setLong(3, t.createdAt().toEpochMilli());
+                routed.setLong(2, t.createdAt().toEpochMilli());
+                routed.setString(3, created.capability().get());
                 routed.executeUpdate();
             }
             record(tx, created);

@@ -18,6 +18,7 @@ import dev.parley.core.Router;
 import dev.parley.core.Sweep;
 import dev.parley.core.Task;
 import dev.parley.core.TaskEvent;
+import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.Tasks;
 import dev.parley.server.wire.Json;
@@ -503,8 +504,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             };
             try {
                 if (tasks.apply(caller, taskId, end).recycled()) {
-                    retire(spec.id()); // spawned for this task: its node is gone, and so is the agent
-                    return;
+                    return; // spawned for this task: its node is gone, and the agent retired with it (Tasks.onRetire)
                 }
             } catch (ParleyException e) {
                 if (e.code().status() >= 500) {
@@ -709,6 +709,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 note(why);
                 ended.accept(spec.id(), why);
                 halt(State.STOPPED, Optional.empty());
+                failSpawnedTasks(why);
             }
             return true;
         }
@@ -806,6 +807,24 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             note(why);
             failed.accept(spec.id(), why);
             halt(State.FAILED, Optional.of(why));
+            failSpawnedTasks(why);
+        }
+
+        /**
+         * A child spawned for a task that will run no more (failed, or stopped by its restart
+         * policy) fails its task, which tells the creator and recycles the child.
+         */
+        private void failSpawnedTasks(String why) {
+            try {
+                for (Task task : tasks.list(caller, new TaskQuery(Optional.empty(), Optional.of(spec.id()),
+                        Optional.empty(), 10))) {
+                    if (task.ephemeral() && !task.state().terminal()) {
+                        tasks.apply(caller, task.id(), new TaskEvent.Fail("agent " + spec.id() + " stopped: " + why));
+                    }
+                }
+            } catch (ParleyException e) {
+                LOG.log(Level.WARNING, "agent " + spec.id() + ": its task could not be failed", e);
+            }
         }
 
         /** Removes what the agent left on disk: its log, its PID file, and its working directory if the hub chose it. */

@@ -61,12 +61,17 @@ public final class Sweeper implements AutoCloseable {
     /** One sweep, now: claims, then capability tasks past their ETA. */
     public Claims.Swept sweep() {
         Claims.Swept swept = claims.sweep(clock.instant(), runtime::process, runtime::kill);
-        capabilities.reviewOverdue();
         metrics.claimsReset.add(swept.reset());
         metrics.claimsGivenUp.add(swept.givenUp());
         metrics.sweepKills.add(swept.killed());
         if (swept.reset() > 0) {
             released.run();
+        }
+        try { // after the claims: a failing review must not keep taken-back claims from their redelivery
+            capabilities.reviewOverdue();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the review of capability tasks past their ETA failed; it runs again at the next sweep",
+                    e);
         }
         return swept;
     }

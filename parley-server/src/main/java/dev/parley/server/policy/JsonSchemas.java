@@ -121,8 +121,21 @@ public final class JsonSchemas implements PayloadSchemas, Contracts {
     }
 
     @Override
-    public void requireUsable(JsonText schema) {
+    public void requireUsable(JsonText schema, boolean trusted) {
         contract(schema);
+        if (!trusted) {
+            try {
+                JsonNode document = Json.MAPPER.readTree(schema.json());
+                for (String keyword : List.of("pattern", "patternProperties")) {
+                    if (!document.findParents(keyword).isEmpty()) {
+                        throw invalid("", "a node's contract may not use " + keyword + ": regular expressions would run"
+                                + " on the hub against every result (the admin's may)");
+                    }
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException("the contract compiled, so it is JSON", e);
+            }
+        }
     }
 
     @Override

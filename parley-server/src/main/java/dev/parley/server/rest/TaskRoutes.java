@@ -13,7 +13,6 @@ import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.Tasks;
 import dev.parley.server.agents.AgentRuntime;
-import dev.parley.server.delivery.InboxFeeds;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
@@ -34,13 +33,11 @@ public final class TaskRoutes {
     private static final int MAX_CAPABILITIES = 64;
 
     private final Tasks tasks;
-    private final InboxFeeds feeds;
     private final AgentRuntime agents;
     private final Metrics metrics;
 
-    public TaskRoutes(Tasks tasks, InboxFeeds feeds, AgentRuntime agents, Metrics metrics) {
+    public TaskRoutes(Tasks tasks, AgentRuntime agents, Metrics metrics) {
         this.tasks = tasks;
-        this.feeds = feeds;
         this.agents = agents;
         this.metrics = metrics;
     }
@@ -143,10 +140,6 @@ public final class TaskRoutes {
 
     private void answer(Exchange ex, Task task) {
         metrics.taskReached(task.state());
-        if (task.recycled()) { // the spawned assignee was deleted with the end of its task
-            feeds.close(task.assignee());
-            agents.retire(task.assignee());
-        }
         ex.json(200, Views.task(task));
     }
 

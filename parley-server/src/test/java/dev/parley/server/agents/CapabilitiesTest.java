@@ -72,6 +72,13 @@ class CapabilitiesTest {
             badContract.set("contract", JSON.readTree("{\"type\": 12}"));
             assertError(hub.post(lead, "/v1/capabilities", badContract), 400, "invalid_schema");
             assertError(hub.post(lead, "/v1/capabilities", declaration("cap.summarize", "nobody")), 404, "node_not_found");
+            // A node's contract may not run regular expressions on the hub; the admin's may.
+            ObjectNode patterned = declaration("cap.patterned", "worker");
+            patterned.set("contract", JSON.readTree("{\"properties\": {\"id\": {\"type\": \"string\", \"pattern\": \"^(a+)+$\"}}}"));
+            assertTrue(assertError(hub.post(lead, "/v1/capabilities", patterned), 400, "invalid_schema").body()
+                    .contains("may not use pattern"));
+            assertEquals(201, hub.post(hub.admin(), "/v1/capabilities", patterned).status());
+            assertEquals(204, hub.delete(hub.admin(), "/v1/capabilities/cap.patterned").status());
 
             // The owner's parent publishes it: a distribution task to each other active agent the owner may
             // reach (not the stopped one, not far in another group: refused and audited, as any task).

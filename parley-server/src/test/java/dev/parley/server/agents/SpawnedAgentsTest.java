@@ -53,7 +53,10 @@ class SpawnedAgentsTest {
             String lead = hub.createNode("lead", null);
             hub.createNode("other", null);
             hub.createNode("far", null);
-            assertEquals(201, hub.post(hub.admin(), "/v1/grants", obj("from", "lead", "to", "other")).status());
+            String until = java.time.Instant.now().plus(java.time.Duration.ofHours(1)).truncatedTo(
+                    java.time.temporal.ChronoUnit.SECONDS).toString();
+            assertEquals(201, hub.post(hub.admin(), "/v1/grants", obj("from", "lead", "to", "other", "expiresAt", until))
+                    .status());
             assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", template(gates))).status());
             // A template need not run: stopped, it still serves as one.
             assertEquals("stopped", hub.post(lead, "/v1/agents/shout/stop", obj()).text("state"));
@@ -82,6 +85,9 @@ class SpawnedAgentsTest {
                     child::toString);
             assertEquals("managed", hub.get(hub.admin(), "/v1/nodes/shout-1").text("kind"));
             assertEquals(Set.of("lead->other", "shout-1->other"), grants(hub));
+            // lead reaches other through a grant that ends in an hour: so does its child
+            assertEquals(Set.of(until), hub.get(hub.admin(), "/v1/grants").items().stream()
+                    .map(g -> java.time.Instant.parse(g.get("expiresAt").asText()).toString()).collect(Collectors.toSet()));
             assertEquals("accepted", hub.get(lead, "/v1/tasks/" + task).text("state"));
 
             Files.createFile(gates.resolve("shout-1"));
@@ -157,6 +163,29 @@ class SpawnedAgentsTest {
             await().atMost(WAIT).until(() -> "completed".equals(hub.get(lead, "/v1/tasks/" + task).text("state")));
             assertEquals("AFTER THE RESTART", hub.get(lead, "/v1/tasks/" + task).get("result").get("text").asText());
             assertEquals(404, hub.get(hub.admin(), "/v1/nodes/shout-4").status());
+        }
+    }
+
+    @Test
+    void aProcessChildThatEndsForGoodFailsItsTaskAndIsRecycled() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: quitter
+                    parent: lead
+                    runner: process
+                    restart: never
+                    command: [sh, -c, "exit 3"]
+                    """)).status());
+            hub.post(hub.admin(), "/v1/agents/quitter/stop", obj());
+            String task = hub.post(lead, "/v1/tasks", obj("title", "try", "spawn", obj("id", "quitter-1",
+                    "template", "quitter"))).text("id");
+            await().atMost(WAIT).until(() -> "failed".equals(hub.get(lead, "/v1/tasks/" + task).text("state")));
+            assertTrue(hub.get(lead, "/v1/tasks/" + task).text("reason").contains("exited with status 3"),
+                    () -> hub.get(lead, "/v1/tasks/" + task).toString());
+            assertEquals(404, hub.get(hub.admin(), "/v1/nodes/quitter-1").status());
+            assertEquals(List.of("quitter"), hub.get(hub.admin(), "/v1/agents").items().stream()
+                    .map(a -> a.get("id").asText()).toList(), "the child is no longer run");
         }
     }
 

@@ -13,15 +13,17 @@ CREATE TABLE capabilities (
     unpublished_at     INTEGER
 );
 
--- The tasks routed through a capability, written with the task; eta_reviewed once an ETA
--- breach was raised for it, so it is raised once.
+-- The tasks routed through a capability, written with the task: the owner they went to, and
+-- when they are due (the capability's ETA, or the assignee's accepted one); eta_reviewed once
+-- an ETA breach was raised for it, so it is raised once.
 CREATE TABLE capability_tasks (
     task_id      TEXT PRIMARY KEY REFERENCES tasks (id),
     capability   TEXT NOT NULL,
-    created_at   INTEGER NOT NULL,
+    owner        TEXT NOT NULL,
+    due_at       INTEGER NOT NULL,
     eta_reviewed INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX capability_tasks_open ON capability_tasks (created_at) WHERE eta_reviewed = 0;
+CREATE INDEX capability_tasks_due ON capability_tasks (due_at) WHERE eta_reviewed = 0;
 
 -- Reviews raised by capabilities' misfires; sample_ids is a JSON array of ids.
 CREATE TABLE skill_reviews (
