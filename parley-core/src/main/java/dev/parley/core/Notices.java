@@ -36,6 +36,12 @@ public final class Notices {
                 + " within " + withinMs + " ms", data, at);
     }
 
+    /** Brings an approval card to its approver: {@code content} says what it asks and how to answer. */
+    public Envelope approvalCard(NodeId approver, Payload content, Instant at) {
+        return Draft.by(Route.SYSTEM, NodeId.HUB, ApprovalCard.ENVELOPE_KIND, content).to(ids.next(), approver, at,
+                new Trace(1, Route.SYSTEM, rules.version()));
+    }
+
     /** Tells a capability's owner of a review its capability's misfire raised; {@code data} is the review's view. */
     public Envelope skillReview(SkillReview review, JsonText data) {
         Payload payload = new Payload(Optional.of("capability " + review.capabilityId() + " misfired ("

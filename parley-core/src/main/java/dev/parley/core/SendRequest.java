@@ -18,7 +18,7 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
     private static final Map<String, Route> RESERVED = Map.ofEntries(Map.entry("reply", Route.REPLY),
             Map.entry(Topics.EVENT_KIND, Route.TOPIC), Map.entry(Broadcasts.KIND, Route.BROADCAST),
             Map.entry("dead_letter", Route.SYSTEM), Map.entry("incident", Route.SYSTEM),
-            Map.entry(SkillReview.KIND, Route.SYSTEM), Map.entry(Tasks.KIND, Route.TASK),
+            Map.entry(SkillReview.KIND, Route.SYSTEM), Map.entry(ApprovalCard.ENVELOPE_KIND, Route.SYSTEM), Map.entry(Tasks.KIND, Route.TASK),
             Map.entry("task_accept", Route.TASK), Map.entry("task_update", Route.TASK),
             Map.entry("task_complete", Route.TASK), Map.entry("task_failed", Route.TASK),
             Map.entry("task_canceled", Route.TASK));

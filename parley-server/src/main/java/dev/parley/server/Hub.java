@@ -14,6 +14,7 @@ import dev.parley.core.AgentSpec;
 import dev.parley.core.AgentStore;
 import dev.parley.core.Agents;
 import dev.parley.core.Capabilities;
+import dev.parley.core.Chats;
 import dev.parley.core.Claims;
 import dev.parley.core.Graph;
 import dev.parley.core.GraphSnapshot;
@@ -66,10 +67,12 @@ import dev.parley.server.mcp.McpRoutes;
 import dev.parley.server.mcp.McpSessions;
 import dev.parley.server.metrics.Metrics;
 import dev.parley.server.policy.JsonSchemas;
+import dev.parley.server.policy.Re2Patterns;
 import dev.parley.server.policy.LivePolicy;
 import dev.parley.server.rest.AdmissionRoutes;
 import dev.parley.server.rest.AgentRoutes;
 import dev.parley.server.rest.CapabilityRoutes;
+import dev.parley.server.rest.ChatRoutes;
 import dev.parley.server.rest.BroadcastRoutes;
 import dev.parley.server.rest.DeadLetterRoutes;
 import dev.parley.server.rest.DeliveryRoutes;
@@ -289,6 +292,9 @@ public final class Hub implements AutoCloseable {
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
+            // Humans in chat rooms: messaging groups, wirings, approval cards, the chat webhook adapter.
+            new ChatRoutes(new Chats(graph, registry, router, store.chats(sealer), new Re2Patterns(),
+                    Views::approvalCardNotice, notices, store, livePolicy, clock, ids)).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));

@@ -137,6 +137,10 @@ public final class SqliteStore implements EventStore {
         return new SqliteClaims(writer, readers);
     }
 
+    public SqliteChats chats(Sealer sealer) {
+        return new SqliteChats(writer, readers, sealer);
+    }
+
     public SqliteCapabilities capabilities() {
         return new SqliteCapabilities(writer, readers);
     }

@@ -2,6 +2,7 @@ package dev.parley.server.agents;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.AgentSpec;
+import dev.parley.core.Chats;
 import dev.parley.core.Claim;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.Envelope;
@@ -281,7 +282,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     @Override
     public void committed(Envelope envelope) {
         Agent agent = agents.get(envelope.to());
-        if (agent != null) {
+        if (agent != null && !contextOnly(envelope)) { // context of a chat never wakes an agent
             agent.wake();
         }
     }
@@ -427,6 +428,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             try {
                 if (envelope.from().equals(NodeId.HUB)) { // the hub's notices are for the agent's log, not its command
                     note("hub notice " + envelope.kind() + ": " + envelope.text().orElse(""));
+                    messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
+                } else if (contextOnly(envelope)) { // kept in the inbox as context; the command runs for triggers only
                     messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
                 } else if (task.isPresent()) {
                     carryOut(envelope, task.get());
@@ -910,6 +913,11 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 Files.move(log, log.resolveSibling(log.getFileName() + ".1"), StandardCopyOption.REPLACE_EXISTING);
             }
         }
+    }
+
+    /** A chat message kept for an agent as context only ({@code trigger: false}): it never starts a run. */
+    private static boolean contextOnly(Envelope envelope) {
+        return "false".equals(envelope.meta().get(Chats.TRIGGER));
     }
 
     /** What a command made of an envelope. */

@@ -25,7 +25,7 @@ import java.util.Optional;
  */
 public record Body(ObjectNode json) {
 
-    static Body parse(byte[] bytes) {
+    public static Body parse(byte[] bytes) {
         if (bytes.length == 0) {
             return new Body(Json.MAPPER.createObjectNode());
         }

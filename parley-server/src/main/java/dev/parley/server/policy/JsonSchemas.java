@@ -12,6 +12,7 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.SpecificationVersion;
 import com.networknt.schema.path.PathType;
+import dev.parley.core.ApprovalCard;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.Contracts;
 import dev.parley.core.ErrorCode;
@@ -53,7 +54,7 @@ public final class JsonSchemas implements PayloadSchemas, Contracts {
     private static final Pattern KIND = Pattern.compile("^[a-z][a-z0-9_.-]{0,63}$");
     /** Kinds whose data the hub composes itself: a schema for them would never be asked. */
     private static final Set<String> HUB_KINDS = Set.of("dead_letter", "incident", "task", "task_accept", "task_update",
-            "task_complete", "task_failed", "task_canceled", SkillReview.KIND);
+            "task_complete", "task_failed", "task_canceled", SkillReview.KIND, ApprovalCard.ENVELOPE_KIND);
     private static final ObjectMapper CANONICAL = Json.MAPPER.copy().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
 
     /** A kind's schema as stored and as compiled. */

@@ -5,7 +5,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
+import dev.parley.core.ApprovalCard;
 import dev.parley.core.Capability;
+import dev.parley.core.Chats;
+import dev.parley.core.MessagingGroup;
+import dev.parley.core.Payload;
 import dev.parley.core.Envelope;
 import dev.parley.core.ParleyException;
 import dev.parley.core.TaskState;
@@ -30,6 +34,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.DateTimeException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Map;
 import java.util.List;
 import java.util.Optional;
 
@@ -217,6 +222,83 @@ public final class Views {
             return jsonText(out);
         }
     };
+
+    /** A messaging group with its wirings. */
+    public static ObjectNode messagingGroup(MessagingGroup g, List<MessagingGroup.Wiring> wirings) {
+        ObjectNode out = Json.object();
+        out.put("id", g.id());
+        out.put("platform", g.platform());
+        out.put("room", g.room());
+        out.put("kind", g.kind().wire());
+        out.put("name", g.name());
+        out.put("unknownSenderPolicy", g.unknownSenders().wire());
+        out.put("approver", g.approver().map(NodeId::value).orElse(null));
+        out.put("deniedAt", g.deniedAt().map(Json::time).orElse(null));
+        out.put("createdAt", Json.time(g.createdAt()));
+        var items = out.putArray("wirings");
+        wirings.forEach(w -> items.add(wiring(w)));
+        return out;
+    }
+
+    public static ObjectNode wiring(MessagingGroup.Wiring w) {
+        ObjectNode out = Json.object();
+        out.put("groupId", w.groupId());
+        out.put("agent", w.agent().value());
+        out.put("engageMode", w.mode().wire());
+        out.put("engagePattern", w.pattern().orElse(null));
+        out.put("senderScope", w.scope().wire());
+        out.put("ignoredMessagePolicy", w.ignored().wire());
+        return out;
+    }
+
+    /** An approval card: what it asks, about whom, the held message, how to answer. */
+    public static ObjectNode approvalCard(ApprovalCard card) {
+        ObjectNode out = Json.object();
+        out.put("id", card.id());
+        out.put("kind", card.kind().wire());
+        out.put("title", card.kind() == ApprovalCard.Kind.SENDER ? "New sender" : "New room");
+        out.put("groupId", card.groupId());
+        out.put("platform", card.held().platform());
+        out.put("room", card.held().room());
+        out.put("roomName", card.held().roomName());
+        out.put("user", card.held().user());
+        out.put("userName", card.held().userName());
+        out.put("text", card.held().text());
+        out.put("saidAt", Json.time(card.held().at()));
+        out.put("approver", card.approver().map(NodeId::value).orElse(null));
+        out.put("raisedAt", Json.time(card.raisedAt()));
+        var actions = out.putArray("actions");
+        actions.addObject().put("id", "approve").put("label", "Approve");
+        actions.addObject().put("id", "reject").put("label", card.kind() == ApprovalCard.Kind.SENDER ? "Reject" : "Deny");
+        out.put("answer", "POST /v1/chat/cards/" + card.id() + "/answer {\"decision\": \"approve\"|\"reject\""
+                + (card.kind() == ApprovalCard.Kind.ROOM ? ", \"agents\": [node, …]" : "") + "}");
+        return out;
+    }
+
+    /** The content of the envelope that brings {@code card} to its approver: a text fallback and the card as data. */
+    public static Payload approvalCardNotice(ApprovalCard card) {
+        String text = card.kind() == ApprovalCard.Kind.SENDER
+                ? "New sender " + card.held().userName() + " in " + card.held().roomName() + " (" + card.held().platform()
+                + ") says: " + card.held().text() + " — approve or reject card " + card.id()
+                : "New room " + card.held().roomName() + " (" + card.held().platform() + "): " + card.held().userName()
+                + " called the bot — approve (naming agents) or deny card " + card.id();
+        return new Payload(Optional.of(text), Optional.of(jsonText(approvalCard(card))), Optional.of(card.id()),
+                Optional.empty(), Optional.empty(), Map.of());
+    }
+
+    /** What became of a chat message handed in. */
+    public static ObjectNode handled(Chats.Handled handled) {
+        ObjectNode out = Json.object();
+        out.put("outcome", handled.dropped().isPresent() ? "dropped" : handled.card().isPresent() ? "held" : "delivered");
+        for (var list : List.of(Map.entry("woken", handled.woken()), Map.entry("context", handled.context()),
+                Map.entry("skipped", handled.skipped()))) {
+            var items = out.putArray(list.getKey());
+            list.getValue().forEach(n -> items.add(n.value()));
+        }
+        out.put("card", handled.card().orElse(null));
+        out.put("reason", handled.dropped().orElse(null));
+        return out;
+    }
 
     /** A capability as the catalog shows it. */
     public static ObjectNode capability(Capability capability) {

@@ -1,0 +1,161 @@
+package dev.parley.server.chat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.WebhookSignature;
+import dev.parley.server.it.HubFixture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static dev.parley.server.it.HubFixture.JSON;
+import static dev.parley.server.it.HubFixture.assertError;
+import static dev.parley.server.it.HubFixture.obj;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Humans in chat rooms through the generic chat webhook adapter, on a real hub with real
+ * agents: a bridge hands signed chat messages in; a stranger is held and a card goes to the
+ * group's approver; approved, the held message reaches the wired agents (one woken by the
+ * mention, one keeping it as context) and the agent's answer reaches the human's node; a
+ * retried message is taken once; an unwired DM asks the hub's approver to wire the room.
+ */
+class ChatWebhookTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final String SECRET = "bridge-secret-0123456789";
+
+    @TempDir
+    Path tmp;
+
+    private static HubFixture.Resp inbound(HubFixture hub, String platform, ObjectNode event, String secret) {
+        byte[] body = event.toString().getBytes(StandardCharsets.UTF_8);
+        return hub.request("POST", "/v1/chat/inbound/" + platform, null, body, Map.of("Content-Type",
+                "application/json", WebhookSignature.HEADER, WebhookSignature.sign(secret, body)));
+    }
+
+    private static ObjectNode said(String user, String messageId, String text, boolean mention) {
+        return obj("room", "C1", "roomKind", "group", "roomName", "#dev", "user", user, "userName", "Ann " + user,
+                "messageId", messageId, "text", text, "mentionsBot", mention, "at", "2026-01-05T09:30:00Z");
+    }
+
+    @Test
+    void aStrangerIsHeldApprovedAndHeardAndTheAgentsAnswerReachesTheirNode() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String ops = hub.createNode("ops", null);
+            String other = hub.createNode("other", null);
+            for (String spec : List.of("id: upper\ncommand: [sh, -c, \"tr a-z A-Z\"]\n",
+                    "id: listener\ncommand: [sh, -c, \"echo heard: $(cat)\"]\n")) {
+                assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", spec)).status());
+            }
+            assertError(hub.put(ops, "/v1/chat/platforms/slack", obj("secret", SECRET)), 403, "forbidden");
+            assertError(hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", "short")), 400, "invalid_request");
+            assertEquals(204, hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", SECRET)).status());
+            JsonNode group = hub.put(hub.admin(), "/v1/chat/groups", obj("platform", "slack", "room", "C1", "kind", "group",
+                    "name", "#dev", "approver", "ops")).json();
+            String gid = group.get("id").asText();
+            assertEquals("request-approval", group.get("unknownSenderPolicy").asText());
+            JsonNode upper = hub.put(hub.admin(), "/v1/chat/groups/" + gid + "/wirings/upper", obj()).json();
+            assertEquals(List.of("mention", "all", "accumulate"), List.of(upper.get("engageMode").asText(),
+                    upper.get("senderScope").asText(), upper.get("ignoredMessagePolicy").asText()), "a group's defaults");
+            assertTrue(assertError(hub.put(hub.admin(), "/v1/chat/groups/" + gid + "/wirings/listener",
+                    obj("engageMode", "pattern", "engagePattern", "deploy(")), 400, "invalid_request").body()
+                    .contains("not a regular expression"));
+            assertEquals(200, hub.put(hub.admin(), "/v1/chat/groups/" + gid + "/wirings/listener",
+                    obj("engageMode", "pattern", "engagePattern", "\\bdeploy\\b")).status());
+
+            // Forged or unsigned: refused alike, nothing taken.
+            assertError(inbound(hub, "slack", said("U1", "m0", "hi", true), "not-the-secret-at-all"), 401, "unauthorized");
+            assertError(inbound(hub, "teams", said("U1", "m0", "hi", true), SECRET), 401, "unauthorized");
+            assertError(inbound(hub, "slack", said("U1", "m0", "x".repeat(17_000), true), SECRET), 413,
+                    "payload_too_large");
+
+            // A stranger: held, one card to the approver; a second message while it is pending is dropped.
+            JsonNode held = inbound(hub, "slack", said("U1", "m1", "hello @bot", true), SECRET).json();
+            assertEquals("held", held.get("outcome").asText(), held::toString);
+            String card = held.get("card").asText();
+            assertEquals("dropped", inbound(hub, "slack", said("U1", "m2", "anyone?", true), SECRET).json()
+                    .get("outcome").asText());
+            JsonNode listed = hub.get(ops, "/v1/chat/cards").items().getFirst();
+            assertEquals(List.of(card, "New sender", "hello @bot"), List.of(listed.get("id").asText(),
+                    listed.get("title").asText(), listed.get("text").asText()));
+            JsonNode notice = hub.inbox(ops).stream().filter(e -> e.get("kind").asText().equals("approval_card"))
+                    .findFirst().orElseThrow();
+            assertTrue(notice.get("text").asText().contains("New sender Ann U1 in #dev"), notice::toString);
+            assertEquals(List.of(), hub.get(other, "/v1/chat/cards").items(), "another node sees no card");
+            assertError(hub.post(other, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve")), 403, "forbidden");
+            assertTrue(hub.get(hub.admin(), "/v1/audit?action=chat.card&decision=deny").body().contains(card));
+
+            // Approved: a known member; the held message reaches both agents, said when it was said.
+            JsonNode approved = hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve")).json();
+            assertEquals("upper", approved.at("/delivered/woken/0").asText(), approved::toString);
+            assertEquals("listener", approved.at("/delivered/context/0").asText());
+            String human = hub.get(hub.admin(), "/v1/nodes").items().stream().map(n -> n.get("id").asText())
+                    .filter(id -> id.startsWith("h-ann-u1-")).findFirst().orElseThrow();
+            assertEquals("human", hub.get(hub.admin(), "/v1/nodes/" + human).text("kind"));
+            String humanToken = hub.post(hub.admin(), "/v1/nodes/" + human + "/token", obj()).text("token");
+            await().atMost(WAIT).until(() -> replies(hub, humanToken).size() == 1);
+            assertEquals("HELLO @BOT", replies(hub, humanToken).getFirst().get("text").asText());
+
+            // The bridge retries m1: taken once. Then "deploy" wakes the listener, not upper (no mention).
+            inbound(hub, "slack", said("U1", "m1", "hello @bot", true), SECRET);
+            JsonNode deploy = inbound(hub, "slack", said("U1", "m3", "time to deploy", false), SECRET).json();
+            assertEquals("listener", deploy.at("/woken/0").asText(), deploy::toString);
+            assertEquals("upper", deploy.at("/context/0").asText());
+            await().atMost(WAIT).until(() -> replies(hub, humanToken).size() == 2);
+            assertEquals(List.of("HELLO @BOT", "heard: time to deploy"), replies(hub, humanToken).stream()
+                    .map(r -> r.get("text").asText()).toList(), "the retried message was not answered twice");
+
+            // A node cannot forge the hub's card.
+            assertError(hub.post(ops, "/v1/messages", obj("to", "other", "kind", "approval_card", "text", "x")), 400,
+                    "invalid_request");
+        }
+    }
+
+    @Test
+    void anUnwiredDmAsksTheHubsApproverAndADeniedRoomIsNotAskedAgain() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String ops = hub.createNode("ops", null);
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", "id: upper\ncommand: [sh, -c, \"tr a-z A-Z\"]\n"))
+                    .status());
+            hub.put(hub.admin(), "/v1/chat/platforms/tg", obj("secret", SECRET));
+            ObjectNode dm = obj("room", "D9", "roomKind", "dm", "user", "U9", "userName", "Bo", "messageId", "d1",
+                    "text", "can you help?");
+            assertEquals("an unwired room and no hub approver to ask", inbound(hub, "tg", dm, SECRET).json()
+                    .get("reason").asText());
+            assertEquals(204, hub.put(hub.admin(), "/v1/chat/approver", obj("node", "ops")).status());
+            dm.put("messageId", "d2");
+            String card = inbound(hub, "tg", dm, SECRET).json().get("card").asText();
+            assertEquals("New room", hub.get(ops, "/v1/chat/cards").items().getFirst().get("title").asText());
+            assertError(hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve")), 400,
+                    "invalid_request");
+            JsonNode approved = hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve",
+                    "agents", List.of("upper"))).json();
+            assertEquals("upper", approved.at("/delivered/woken/0").asText(), approved::toString);
+            JsonNode wiring = hub.get(hub.admin(), "/v1/chat/groups").items().getFirst().get("wirings").get(0);
+            assertEquals(List.of("pattern", "."), List.of(wiring.get("engageMode").asText(),
+                    wiring.get("engagePattern").asText()), "a DM's default: every message engages");
+
+            // A group room where the bot is mentioned, denied: not asked again.
+            ObjectNode mention = obj("room", "G7", "roomKind", "threaded", "user", "U9", "messageId", "g1",
+                    "text", "@bot join us", "mentionsBot", true);
+            String roomCard = inbound(hub, "tg", mention, SECRET).json().get("card").asText();
+            assertEquals(200, hub.post(ops, "/v1/chat/cards/" + roomCard + "/answer", obj("decision", "reject")).status());
+            mention.put("messageId", "g2");
+            assertEquals("the room was denied: it is not asked about again", inbound(hub, "tg", mention, SECRET).json()
+                    .get("reason").asText());
+            assertTrue(hub.get(hub.admin(), "/v1/chat/groups").items().stream()
+                    .anyMatch(g -> g.get("room").asText().equals("G7") && !g.get("deniedAt").isNull()));
+        }
+    }
+
+    private static List<JsonNode> replies(HubFixture hub, String token) {
+        return hub.inbox(token).stream().filter(e -> e.get("kind").asText().equals("reply")).toList();
+    }
+}
