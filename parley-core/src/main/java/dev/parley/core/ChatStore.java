@@ -25,6 +25,16 @@ public interface ChatStore {
     /** The node that speaks for a platform's user, if it has one. */
     Optional<NodeId> identity(String platform, String user);
 
+    /** The platform and user a human node speaks for, if it speaks for one. */
+    Optional<Identity> identityOf(NodeId node);
+
+    /** The human nodes that speak for users of {@code platform}. */
+    List<NodeId> humans(String platform);
+
+    /** A platform's user and the node that speaks for it. */
+    record Identity(String platform, String user, NodeId node) {
+    }
+
     /** Binds a user to the node made for it. */
     void bindIdentity(String platform, String user, NodeId node);
 
@@ -51,8 +61,17 @@ public interface ChatStore {
     /** Removes an answered card, with the answer's audit entry. */
     void settle(String cardId, AuditEntry audit);
 
-    /** Registers (or replaces) a platform whose adapter signs what it hands in, with its secret. */
-    void putPlatform(String id, String secret, Instant at, AuditEntry audit);
+    /**
+     * Registers (or replaces) a platform whose adapter signs what it hands in, with its secret,
+     * and the URL its bridge takes chat messages out at, if any.
+     */
+    void putPlatform(String id, String secret, Optional<String> outboundUrl, Instant at, AuditEntry audit);
+
+    /** The URL a platform's bridge takes chat messages out at, if it has one. */
+    Optional<String> platformOutbound(String id);
+
+    /** The platforms whose bridge takes chat messages out. */
+    List<String> bridgedPlatforms();
 
     /** The signing secret of a platform, if it is registered. */
     Optional<String> platformSecret(String id);

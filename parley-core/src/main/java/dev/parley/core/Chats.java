@@ -35,6 +35,12 @@ public final class Chats {
     public static final String REPLY_TO = "chat.reply_to";
     public static final String REPLY_FROM = "chat.reply_from";
     public static final String QUOTE = "chat.quote";
+    public static final String THREAD = "chat.thread";
+    /** What an agent keeps to itself in a reply: never posted. */
+    private static final java.util.regex.Pattern INTERNAL = java.util.regex.Pattern.compile("(?s)<internal>.*?</internal>");
+    /** A card answered in chat: "approve <card> [agent …]", "reject <card>". */
+    private static final java.util.regex.Pattern ANSWER = java.util.regex.Pattern.compile(
+            "^\\s*(approve|reject|deny)\\s+([0-9a-f-]{36})((?:\\s+[a-z0-9][a-z0-9._-]{0,62})*)\\s*$");
     /** Longest quoted text an envelope carries. */
     private static final int MAX_QUOTE = 1000;
     /** The hub grants members their reach to wired agents. */
@@ -43,6 +49,7 @@ public final class Chats {
     private final Graph graph;
     private final Registry registry;
     private final Router router;
+    private final Messages messages;
     private final ChatStore store;
     private final EngagePatterns patterns;
     private final Function<ApprovalCard, Payload> cardNotice;
@@ -56,12 +63,13 @@ public final class Chats {
      * {@code cardNotice}: the content of the envelope that brings a card to its approver, which
      * the hub sends from itself ({@code notices}: no access decision, the card is the hub's).
      */
-    public Chats(Graph graph, Registry registry, Router router, ChatStore store, EngagePatterns patterns,
+    public Chats(Graph graph, Registry registry, Router router, Messages messages, ChatStore store, EngagePatterns patterns,
                  Function<ApprovalCard, Payload> cardNotice, Notices notices, EventStore audit,
                  PolicyRules rules, InstantSource clock, IdGenerator ids) {
         this.graph = graph;
         this.registry = registry;
         this.router = router;
+        this.messages = messages;
         this.store = store;
         this.patterns = patterns;
         this.cardNotice = cardNotice;
@@ -90,8 +98,16 @@ public final class Chats {
         }
     }
 
-    /** A chat message an adapter hands in (verified by the adapter: a signature, its own connection). */
+    /**
+     * A chat message an adapter hands in (verified by the adapter: a signature, its own
+     * connection). A card's approver answering it in chat ("approve CARD [agent …]",
+     * "reject CARD") answers the card; anyone else saying so is just saying it.
+     */
     public Handled inbound(ChatEvent event) {
+        Optional<Handled> answered = answerInChat(event);
+        if (answered.isPresent()) {
+            return answered.get();
+        }
         Optional<MessagingGroup> found = store.group(event.platform(), event.room());
         List<MessagingGroup.Wiring> wirings = found.map(g -> store.wirings(g.id())).orElse(List.of());
         if (found.isEmpty() || wirings.isEmpty()) {
@@ -211,17 +227,80 @@ public final class Chats {
     }
 
     /**
-     * Registers a platform whose adapter signs what it hands in with {@code secret} (the
-     * admin); at least 16 characters, kept sealed.
+     * Registers a platform (the admin) whose bridge signs what it hands in with {@code secret}
+     * (16 to 256 characters, kept sealed) and, with {@code outboundUrl}, takes chat messages out
+     * there, signed with the same secret.
      */
-    public void putPlatform(Principal caller, String id, String secret) {
+    public void putPlatform(Principal caller, String id, String secret, Optional<String> outboundUrl) {
         requireAdmin(caller, "register chat platforms");
         MessagingGroup.requireText("platform", id);
-        if (secret.length() < 16 || secret.length() > 512) {
-            throw new ParleyException(ErrorCode.INVALID_REQUEST, "secret must be 16 to 512 characters");
+        if (secret.length() < 16 || secret.length() > 256) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "secret must be 16 to 256 characters");
         }
-        store.putPlatform(id, secret, clock.instant(), Actor.of(caller, "chat.platform", clock.instant()).allow(id,
-                "platform registered (its secret sealed)", Optional.empty(), rules.version(), Optional.empty()));
+        outboundUrl.ifPresent(url -> Webhook.of(url, secret)); // an absolute http(s) URL, as any webhook's
+        store.putPlatform(id, secret, outboundUrl, clock.instant(), Actor.of(caller, "chat.platform", clock.instant())
+                .allow(id, "platform registered (its secret sealed)" + outboundUrl.map(u -> ", out at " + u).orElse(""),
+                        Optional.empty(), rules.version(), Optional.empty()));
+    }
+
+    /** The platforms whose bridge takes chat messages out (the generic webhook adapter's). */
+    public List<String> bridgedPlatforms() {
+        return store.bridgedPlatforms();
+    }
+
+    /** Where a platform's bridge takes chat messages out, and the secret that signs them; empty without one. */
+    public Optional<Webhook> platformOutbound(String id) {
+        return store.platformOutbound(id).flatMap(url -> store.platformSecret(id).map(secret -> Webhook.of(url, secret)));
+    }
+
+    /**
+     * A chat message to post: to the room (and thread) of the message it answers, else to the
+     * user directly ({@code room} empty); what an agent marked {@code <internal>} left out.
+     */
+    public record Outbound(String envelopeId, NodeId human, String platform, Optional<String> room, String user,
+                           Optional<String> thread, Optional<String> replyTo, String text, Optional<JsonText> card) {
+    }
+
+    /**
+     * What envelope {@code envelope} becomes in chat, when its recipient is a human node that
+     * speaks for a platform's user; empty for any other recipient.
+     */
+    public Optional<Outbound> outbound(Envelope envelope) {
+        Optional<ChatStore.Identity> identity = store.identityOf(envelope.to());
+        if (identity.isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, String> said = envelope.corrId().flatMap(audit::message).map(m -> m.envelope().meta())
+                .filter(meta -> identity.get().platform().equals(meta.get(PLATFORM))).orElse(Map.of());
+        boolean card = envelope.kind().equals(ApprovalCard.ENVELOPE_KIND);
+        return Optional.of(new Outbound(envelope.id(), envelope.to(), identity.get().platform(),
+                Optional.ofNullable(said.get(ROOM)), identity.get().user(),
+                Optional.ofNullable(said.get(THREAD)), Optional.ofNullable(said.get(MESSAGE_ID)),
+                visible(envelope.text().orElse("")), card ? envelope.data() : Optional.empty()));
+    }
+
+    /** The envelopes to the humans of {@code platform} not yet posted (unacked), oldest first, at most {@code limit}. */
+    public List<Outbound> unposted(String platform, int limit) {
+        List<Outbound> out = new java.util.ArrayList<>();
+        for (NodeId human : store.humans(platform)) {
+            for (Envelope envelope : audit.unackedAfter(human, 0, limit - out.size())) {
+                outbound(envelope).ifPresent(out::add);
+            }
+            if (out.size() >= limit) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    /** The adapter posted it: the human's envelope is processed. */
+    public void posted(Outbound message) {
+        messages.ack(new Principal.Caller(message.human()), message.envelopeId(), new DeliveryEvent.Processed());
+    }
+
+    /** Text an agent wrote, as chat shows it: {@code <internal>…</internal>} left out, trimmed. */
+    public static String visible(String text) {
+        return INTERNAL.matcher(text).replaceAll("").strip();
     }
 
     /** The signing secret of platform {@code id}; {@code unauthorized} for a platform not registered. */
@@ -262,6 +341,24 @@ public final class Chats {
             case Principal.Admin a -> true;
             case Principal.Caller n -> c.approver().equals(Optional.of(n.id()));
         }).toList();
+    }
+
+    private Optional<Handled> answerInChat(ChatEvent event) {
+        java.util.regex.Matcher m = ANSWER.matcher(event.text());
+        if (!m.matches()) {
+            return Optional.empty();
+        }
+        Optional<NodeId> speaker = store.identity(event.platform(), event.user());
+        Optional<ApprovalCard> card = store.card(m.group(2));
+        if (speaker.isEmpty() || card.isEmpty() || !card.get().approver().equals(speaker)) {
+            return Optional.empty();
+        }
+        ApprovalCard.Answer answer = m.group(1).equals("approve")
+                ? new ApprovalCard.Answer.Approve(java.util.Arrays.stream(m.group(3).strip().split("\\s+"))
+                .filter(s -> !s.isEmpty()).map(NodeId::of).toList())
+                : new ApprovalCard.Answer.Reject();
+        return Optional.of(answer(new Principal.Caller(speaker.get()), card.get().id(), answer)
+                .orElse(new Handled(List.of(), List.of(), List.of(), Optional.of(card.get().id()), Optional.empty())));
     }
 
     /** A message for the group's wired agents, from a sender the group let in. */
@@ -397,6 +494,7 @@ public final class Chats {
         meta.put(USER, event.user());
         meta.put(USER_NAME, event.userName());
         meta.put(SAID_AT, event.at().toString());
+        event.thread().ifPresent(t -> meta.put(THREAD, t));
         event.replyTo().ifPresent(r -> {
             meta.put(REPLY_TO, r.messageId());
             meta.put(REPLY_FROM, r.from());

@@ -73,6 +73,7 @@ import dev.parley.server.rest.AdmissionRoutes;
 import dev.parley.server.rest.AgentRoutes;
 import dev.parley.server.rest.CapabilityRoutes;
 import dev.parley.server.rest.ChatRoutes;
+import dev.parley.server.chat.ChatOutbox;
 import dev.parley.server.rest.BroadcastRoutes;
 import dev.parley.server.rest.DeadLetterRoutes;
 import dev.parley.server.rest.DeliveryRoutes;
@@ -293,8 +294,12 @@ public final class Hub implements AutoCloseable {
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
             // Humans in chat rooms: messaging groups, wirings, approval cards, the chat webhook adapter.
-            new ChatRoutes(new Chats(graph, registry, router, store.chats(sealer), new Re2Patterns(),
-                    Views::approvalCardNotice, notices, store, livePolicy, clock, ids)).register(routes);
+            Chats chats = new Chats(graph, registry, router, messages, store.chats(sealer), new Re2Patterns(),
+                    Views::approvalCardNotice, notices, store, livePolicy, clock, ids);
+            ChatOutbox chatOutbox = new ChatOutbox(chats, graph);
+            services.add(chatOutbox);
+            committed.add(chatOutbox);
+            new ChatRoutes(chats).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));

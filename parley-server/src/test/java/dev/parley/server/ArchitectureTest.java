@@ -32,7 +32,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 @AnalyzeClasses(packages = "dev.parley", importOptions = ImportOption.DoNotIncludeTests.class)
 class ArchitectureTest {
     private static final String[] EDGES = {"dev.parley.server.rest..", "dev.parley.server.a2a..",
-            "dev.parley.server.mcp..", "dev.parley.mcp.."};
+            "dev.parley.server.mcp..", "dev.parley.server.chat..", "dev.parley.mcp.."};
     private static final String[] UNDER_THE_EDGES = {"dev.parley.server.delivery..", "dev.parley.server.policy..",
             "dev.parley.server.keys..", "dev.parley.server.http..", "dev.parley.server.wire..",
             "dev.parley.server.metrics.."};

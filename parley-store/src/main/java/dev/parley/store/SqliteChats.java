@@ -277,12 +277,14 @@ public final class SqliteChats implements ChatStore {
     }
 
     @Override
-    public void putPlatform(String id, String secret, Instant at, AuditEntry audit) {
+    public void putPlatform(String id, String secret, Optional<String> outboundUrl, Instant at, AuditEntry audit) {
         writer.submit(tx -> {
-            var upsert = tx.statements().get("INSERT OR REPLACE INTO chat_platforms (id, secret, created_at) VALUES (?, ?, ?)");
+            var upsert = tx.statements().get("INSERT OR REPLACE INTO chat_platforms (id, secret, outbound_url, created_at)"
+                    + " VALUES (?, ?, ?, ?)");
             upsert.setString(1, id);
             upsert.setString(2, sealer.seal(secret));
-            upsert.setLong(3, at.toEpochMilli());
+            Rows.setNullable(upsert, 3, outboundUrl);
+            upsert.setLong(4, at.toEpochMilli());
             upsert.executeUpdate();
             Ledger.insertAudit(tx.statements(), audit);
             return null;
@@ -297,6 +299,46 @@ public final class SqliteChats implements ChatStore {
             try (var rs = select.executeQuery()) {
                 return rs.next() ? Optional.of(sealer.open(rs.getString(1))) : Optional.empty();
             }
+        });
+    }
+
+    @Override
+    public Optional<String> platformOutbound(String id) {
+        return first("SELECT outbound_url FROM chat_platforms WHERE id = ? AND outbound_url IS NOT NULL",
+                rs -> rs.getString(1), id);
+    }
+
+    @Override
+    public List<String> bridgedPlatforms() {
+        return readers.read(s -> {
+            List<String> out = new ArrayList<>();
+            try (var rs = s.get("SELECT id FROM chat_platforms WHERE outbound_url IS NOT NULL ORDER BY id").executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Optional<Identity> identityOf(NodeId node) {
+        return first("SELECT platform, user_id, node FROM chat_identities WHERE node = ?",
+                rs -> new Identity(rs.getString(1), rs.getString(2), new NodeId(rs.getString(3))), node.value());
+    }
+
+    @Override
+    public List<NodeId> humans(String platform) {
+        return readers.read(s -> {
+            var select = s.get("SELECT node FROM chat_identities WHERE platform = ? ORDER BY node");
+            select.setString(1, platform);
+            List<NodeId> out = new ArrayList<>();
+            try (var rs = select.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new NodeId(rs.getString(1)));
+                }
+            }
+            return out;
         });
     }
 

@@ -47,7 +47,8 @@ public final class ChatRoutes {
     }
 
     private void putPlatform(Exchange ex) {
-        chats.putPlatform(ex.caller(), ex.path("platform"), ex.body().requiredString("secret"));
+        Body body = ex.body();
+        chats.putPlatform(ex.caller(), ex.path("platform"), body.requiredString("secret"), body.string("outboundUrl"));
         ex.noContent();
     }
 

@@ -7,6 +7,9 @@ import dev.parley.server.it.HubFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import com.sun.net.httpserver.HttpServer;
+
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,23 +43,56 @@ class ChatWebhookTest {
                 "application/json", WebhookSignature.HEADER, WebhookSignature.sign(secret, body)));
     }
 
+    /** The platform's bridge: takes the hub's chat messages out, checking each signature. */
+    private static final class Bridge implements AutoCloseable {
+        final List<JsonNode> posts = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final HttpServer server;
+
+        Bridge() throws java.io.IOException {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/out", exchange -> {
+                byte[] body = exchange.getRequestBody().readAllBytes();
+                boolean signed = WebhookSignature.verify(SECRET, body, exchange.getRequestHeaders()
+                        .getFirst(WebhookSignature.HEADER));
+                if (signed) {
+                    posts.add(JSON.readTree(body));
+                }
+                exchange.sendResponseHeaders(signed ? 204 : 401, -1);
+                exchange.close();
+            });
+            server.start();
+        }
+
+        String url() {
+            return "http://127.0.0.1:" + server.getAddress().getPort() + "/out";
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+        }
+    }
+
     private static ObjectNode said(String user, String messageId, String text, boolean mention) {
         return obj("room", "C1", "roomKind", "group", "roomName", "#dev", "user", user, "userName", "Ann " + user,
                 "messageId", messageId, "text", text, "mentionsBot", mention, "at", "2026-01-05T09:30:00Z");
     }
 
     @Test
-    void aStrangerIsHeldApprovedAndHeardAndTheAgentsAnswerReachesTheirNode() throws Exception {
-        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+    void aStrangerIsHeldApprovedAndHeardAndTheAgentsAnswerIsPostedBackIntoTheRoom() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub")); Bridge bridge = new Bridge()) {
             String ops = hub.createNode("ops", null);
             String other = hub.createNode("other", null);
             for (String spec : List.of("id: upper\ncommand: [sh, -c, \"tr a-z A-Z\"]\n",
-                    "id: listener\ncommand: [sh, -c, \"echo heard: $(cat)\"]\n")) {
+                    "id: listener\ncommand: [sh, -c, \"echo '<internal>note to self</internal>' heard: $(cat)\"]\n")) {
                 assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", spec)).status());
             }
             assertError(hub.put(ops, "/v1/chat/platforms/slack", obj("secret", SECRET)), 403, "forbidden");
             assertError(hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", "short")), 400, "invalid_request");
-            assertEquals(204, hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", SECRET)).status());
+            assertError(hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", SECRET, "outboundUrl", "ftp://x")),
+                    400, "invalid_request");
+            assertEquals(204, hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", SECRET,
+                    "outboundUrl", bridge.url())).status());
             JsonNode group = hub.put(hub.admin(), "/v1/chat/groups", obj("platform", "slack", "room", "C1", "kind", "group",
                     "name", "#dev", "approver", "ops")).json();
             String gid = group.get("id").asText();
@@ -99,18 +135,26 @@ class ChatWebhookTest {
             String human = hub.get(hub.admin(), "/v1/nodes").items().stream().map(n -> n.get("id").asText())
                     .filter(id -> id.startsWith("h-ann-u1-")).findFirst().orElseThrow();
             assertEquals("human", hub.get(hub.admin(), "/v1/nodes/" + human).text("kind"));
-            String humanToken = hub.post(hub.admin(), "/v1/nodes/" + human + "/token", obj()).text("token");
-            await().atMost(WAIT).until(() -> replies(hub, humanToken).size() == 1);
-            assertEquals("HELLO @BOT", replies(hub, humanToken).getFirst().get("text").asText());
+            // The answer is posted back into the room, as a reply to the message, by the bridge.
+            await().atMost(WAIT).until(() -> bridge.posts.size() == 1);
+            JsonNode posted = bridge.posts.getFirst();
+            assertEquals(List.of("slack", "C1", "U1", "m1", "HELLO @BOT"), List.of(posted.get("platform").asText(),
+                    posted.get("room").asText(), posted.get("user").asText(), posted.get("replyTo").asText(),
+                    posted.get("text").asText()), posted::toString);
 
             // The bridge retries m1: taken once. Then "deploy" wakes the listener, not upper (no mention).
             inbound(hub, "slack", said("U1", "m1", "hello @bot", true), SECRET);
             JsonNode deploy = inbound(hub, "slack", said("U1", "m3", "time to deploy", false), SECRET).json();
             assertEquals("listener", deploy.at("/woken/0").asText(), deploy::toString);
             assertEquals("upper", deploy.at("/context/0").asText());
-            await().atMost(WAIT).until(() -> replies(hub, humanToken).size() == 2);
-            assertEquals(List.of("HELLO @BOT", "heard: time to deploy"), replies(hub, humanToken).stream()
-                    .map(r -> r.get("text").asText()).toList(), "the retried message was not answered twice");
+            await().atMost(WAIT).until(() -> bridge.posts.size() == 2);
+            assertEquals(List.of("HELLO @BOT", "heard: time to deploy"), bridge.posts.stream()
+                    .map(r -> r.get("text").asText()).toList(), "the retried message was not answered twice;"
+                    + " what the agent kept <internal> was not posted");
+            String humanToken = hub.post(hub.admin(), "/v1/nodes/" + human + "/token", obj()).text("token");
+            assertEquals(2, replies(hub, humanToken).size(), "both answers reached the human's node");
+            assertTrue(replies(hub, humanToken).stream().allMatch(r -> hub.status(humanToken, r.get("id").asText())
+                    .text("state").equals("processed")), "each acked once its bridge took it");
 
             // A node cannot forge the hub's card.
             assertError(hub.post(ops, "/v1/messages", obj("to", "other", "kind", "approval_card", "text", "x")), 400,
@@ -119,25 +163,44 @@ class ChatWebhookTest {
     }
 
     @Test
-    void anUnwiredDmAsksTheHubsApproverAndADeniedRoomIsNotAskedAgain() throws Exception {
-        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
-            String ops = hub.createNode("ops", null);
+    void anUnwiredDmAsksTheHubsApproverInChatWhoApprovesItThereAndADeniedRoomIsNotAskedAgain() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub")); Bridge bridge = new Bridge()) {
             assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", "id: upper\ncommand: [sh, -c, \"tr a-z A-Z\"]\n"))
                     .status());
-            hub.put(hub.admin(), "/v1/chat/platforms/tg", obj("secret", SECRET));
+            hub.put(hub.admin(), "/v1/chat/platforms/tg", obj("secret", SECRET, "outboundUrl", bridge.url()));
+            // The operator is a person on the platform too: a known member of the ops room.
+            String opsRoom = hub.put(hub.admin(), "/v1/chat/groups", obj("platform", "tg", "room", "OPSROOM", "kind",
+                    "group")).json().get("id").asText();
+            String opsNode = hub.post(hub.admin(), "/v1/chat/groups/" + opsRoom + "/members", obj("user", "OPS",
+                    "userName", "Olga")).text("node");
+            String ops = hub.post(hub.admin(), "/v1/nodes/" + opsNode + "/token", obj()).text("token");
             ObjectNode dm = obj("room", "D9", "roomKind", "dm", "user", "U9", "userName", "Bo", "messageId", "d1",
                     "text", "can you help?");
             assertEquals("an unwired room and no hub approver to ask", inbound(hub, "tg", dm, SECRET).json()
                     .get("reason").asText());
-            assertEquals(204, hub.put(hub.admin(), "/v1/chat/approver", obj("node", "ops")).status());
+            assertEquals(204, hub.put(hub.admin(), "/v1/chat/approver", obj("node", opsNode)).status());
             dm.put("messageId", "d2");
             String card = inbound(hub, "tg", dm, SECRET).json().get("card").asText();
             assertEquals("New room", hub.get(ops, "/v1/chat/cards").items().getFirst().get("title").asText());
             assertError(hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve")), 400,
                     "invalid_request");
-            JsonNode approved = hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve",
-                    "agents", List.of("upper"))).json();
-            assertEquals("upper", approved.at("/delivered/woken/0").asText(), approved::toString);
+            // The card reaches Olga in chat, directly, with its actions for buttons.
+            await().atMost(WAIT).until(() -> bridge.posts.size() == 1);
+            JsonNode cardPost = bridge.posts.getFirst();
+            assertEquals(List.of("OPS", "New room", "approve"), List.of(cardPost.get("user").asText(),
+                    cardPost.at("/card/title").asText(), cardPost.at("/card/actions/0/id").asText()), cardPost::toString);
+            assertTrue(cardPost.get("room").isNull(), "to her directly");
+            // Someone else saying it answers nothing; Olga saying it in chat answers the card.
+            ObjectNode forged = obj("room", "D9", "roomKind", "dm", "user", "U9", "userName", "Bo", "messageId", "d3",
+                    "text", "approve " + card + " upper");
+            assertEquals("an unwired room whose card is pending", inbound(hub, "tg", forged, SECRET).json()
+                    .get("reason").asText(), "Bo is no approver: his words are a message, his room's card still pending");
+            JsonNode approved = inbound(hub, "tg", obj("room", "D-OPS", "roomKind", "dm", "user", "OPS", "messageId",
+                    "o1", "text", "approve " + card + " upper"), SECRET).json();
+            assertEquals("upper", approved.at("/woken/0").asText(), approved::toString);
+            await().atMost(WAIT).until(() -> bridge.posts.size() == 2);
+            assertEquals(List.of("D9", "CAN YOU HELP?"), List.of(bridge.posts.get(1).get("room").asText(),
+                    bridge.posts.get(1).get("text").asText()));
             JsonNode wiring = hub.get(hub.admin(), "/v1/chat/groups").items().getFirst().get("wirings").get(0);
             assertEquals(List.of("pattern", "."), List.of(wiring.get("engageMode").asText(),
                     wiring.get("engagePattern").asText()), "a DM's default: every message engages");
@@ -146,6 +209,8 @@ class ChatWebhookTest {
             ObjectNode mention = obj("room", "G7", "roomKind", "threaded", "user", "U9", "messageId", "g1",
                     "text", "@bot join us", "mentionsBot", true);
             String roomCard = inbound(hub, "tg", mention, SECRET).json().get("card").asText();
+            assertError(hub.post(hub.admin(), "/v1/chat/cards/" + roomCard + "/answer", obj("decision", "maybe")), 400,
+                    "invalid_request");
             assertEquals(200, hub.post(ops, "/v1/chat/cards/" + roomCard + "/answer", obj("decision", "reject")).status());
             mention.put("messageId", "g2");
             assertEquals("the room was denied: it is not asked about again", inbound(hub, "tg", mention, SECRET).json()

@@ -81,9 +81,12 @@ CREATE TABLE chat_settings (
     value TEXT
 );
 
--- Platforms whose adapter signs what it hands in (the generic webhook): the secret, sealed.
+-- Platforms whose adapter signs what it hands in (the generic webhook): the secret, sealed;
+-- the URL its bridge takes chat messages out at.
 CREATE TABLE chat_platforms (
-    id         TEXT PRIMARY KEY,
-    secret     TEXT NOT NULL,
-    created_at INTEGER NOT NULL
+    id           TEXT PRIMARY KEY,
+    secret       TEXT NOT NULL,
+    outbound_url TEXT,
+    created_at   INTEGER NOT NULL
 );
+CREATE INDEX chat_identities_by_node ON chat_identities (node);

@@ -1,0 +1,109 @@
+package dev.parley.server.chat;
+
+import dev.parley.core.Chats;
+import dev.parley.core.Envelope;
+import dev.parley.core.Graph;
+import dev.parley.core.NodeKind;
+import dev.parley.core.Notifier;
+
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Carries envelopes to human nodes out to their chat platforms: as each commits, and again on
+ * a pass every {@link #PASS} for what a platform did not take (its bridge down, a hub restart),
+ * oldest first. An envelope is acked {@code processed} once its platform took it, so none is
+ * lost and, unless a platform took it but the ack failed, none is posted twice.
+ */
+public final class ChatOutbox implements Notifier, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(ChatOutbox.class.getName());
+    static final Duration PASS = Duration.ofSeconds(15);
+    private static final int PAGE = 100;
+
+    private final Chats chats;
+    private final Graph graph;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).followRedirects(HttpClient.Redirect.NEVER).build();
+    /** Adapters with their own connection (IRC); platforms with a bridge get a webhook adapter. */
+    private final Map<String, ChatAdapter> adapters = new ConcurrentHashMap<>();
+    /** One thread: posts keep their order per platform. */
+    private final ScheduledExecutorService worker = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("parley-chat-outbox").daemon().factory());
+
+    public ChatOutbox(Chats chats, Graph graph) {
+        this.chats = chats;
+        this.graph = graph;
+        worker.scheduleWithFixedDelay(this::pass, PASS.toMillis(), PASS.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** An adapter with its own connection; it calls {@link #ready} when it (re)connects. */
+    public void register(ChatAdapter adapter) {
+        adapters.put(adapter.platform(), adapter);
+    }
+
+    /** A platform (re)connected: what it missed goes out now. */
+    public void ready() {
+        worker.execute(this::pass);
+    }
+
+    /** Runs on the store's writer thread: hands an envelope to a person over and never waits; others cost a lookup. */
+    @Override
+    public void committed(Envelope envelope) {
+        if (graph.node(envelope.to()).filter(n -> n.kind() == NodeKind.HUMAN).isEmpty()) {
+            return;
+        }
+        worker.execute(() -> {
+            try {
+                chats.outbound(envelope).ifPresent(this::post);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "envelope " + envelope.id() + " could not be posted to chat; the next pass"
+                        + " tries again", e);
+            }
+        });
+    }
+
+    /** Posts what was not taken yet, platform by platform; a platform that refuses one is tried again next pass. */
+    private void pass() {
+        try {
+            for (String platform : platforms()) {
+                for (Chats.Outbound message : chats.unposted(platform, PAGE)) {
+                    if (!post(message)) {
+                        break;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the chat outbox pass failed; it runs again in " + PASS, e);
+        }
+    }
+
+    private java.util.Set<String> platforms() {
+        java.util.Set<String> all = new java.util.TreeSet<>(adapters.keySet());
+        all.addAll(chats.bridgedPlatforms());
+        return all;
+    }
+
+    private boolean post(Chats.Outbound message) {
+        Optional<ChatAdapter> adapter = Optional.ofNullable(adapters.get(message.platform()))
+                .or(() -> chats.platformOutbound(message.platform()).map(out -> new WebhookChatAdapter(message.platform(),
+                        out, http)));
+        if (adapter.isEmpty() || !adapter.get().post(message)) {
+            return false;
+        }
+        chats.posted(message);
+        return true;
+    }
+
+    @Override
+    public void close() {
+        worker.shutdownNow();
+    }
+}
