@@ -27,7 +27,8 @@ final class Migrations {
             "V8__gateway_invites.sql",
             "V9__agents.sql",
             "V10__claims.sql",
-            "V11__capabilities.sql");
+            "V11__capabilities.sql",
+            "V12__schedules.sql");
 
     private Migrations() {
     }
