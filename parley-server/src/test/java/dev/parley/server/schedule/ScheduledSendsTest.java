@@ -181,7 +181,7 @@ class ScheduledSendsTest {
             daily = created(hub.post(leadToken, "/v1/messages", obj("to", "worker", "text", "daily",
                     "cron", "0 9 * * *", "timeZone", "UTC")));
             once = created(hub.post(leadToken, "/v1/messages", obj("to", "worker", "text", "once",
-                    "deliverAt", "2026-05-01T08:30:00Z")));
+                    "deliverAt", "2026-05-01T08:30:00Z", "replyWithinMs", 60_000)));
         }
         // down through four 09:00s and the one-shot
         NOW.set(Instant.parse("2026-05-04T09:30:00Z"));
@@ -197,6 +197,12 @@ class ScheduledSendsTest {
             assertEquals("2026-05-05T09:00:00.000Z", schedule.get("nextAt").asText());
             assertEquals(1, schedule.get("fired").asInt());
             assertEquals("done", schedule(hub, leadToken, once).get("state").asText());
+            // replyWithinMs holds for each firing, from when it fired
+            assertEquals(60_000, schedule(hub, leadToken, once).get("replyWithinMs").asInt());
+            fireAt(hub, Instant.parse("2026-05-04T09:31:01Z"));
+            await().atMost(PATIENCE).until(() -> hub.inbox(leadToken).stream()
+                    .anyMatch(e -> "incident".equals(e.get("kind").asText())
+                            && inbox.get(0).get("id").asText().equals(e.get("corrId").asText())));
             hub.hub().fireSchedules();
             assertEquals(2, hub.inbox(workerToken).size(), "nothing fires twice");
         }
@@ -271,13 +277,21 @@ class ScheduledSendsTest {
             assertEquals(2, hub.inbox(outsiderToken).size(), "allowed again, it fires again");
             assertTrue(hub.get(hub.admin(), "/v1/audit?action=schedule.fire&decision=allow").body().contains(hourly));
 
-            // a recipient that is gone ends the schedule: its id is never used again
+            // a recipient or a sender that is gone ends the schedule: their ids are never used again
+            String tempToken = hub.createNode("temp", "lead");
+            String orphan = created(hub.post(tempToken, "/v1/messages", obj("to", "lead", "text", "from beyond",
+                    "cron", "0 * * * *")));
             assertEquals(204, hub.delete(hub.admin(), "/v1/nodes/outsider").status());
+            assertEquals(204, hub.delete(hub.admin(), "/v1/nodes/temp").status());
             fireAt(hub, Instant.parse("2026-06-01T14:00:00Z"));
             JsonNode ended = schedule(hub, leadToken, hourly);
             assertEquals("failed", ended.get("state").asText(), ended::toString);
             assertTrue(ended.get("detail").asText().contains("does not exist"), ended::toString);
             assertTrue(ended.get("nextAt").isNull());
+            JsonNode orphaned = schedule(hub, hub.admin(), orphan);
+            assertEquals("failed", orphaned.get("state").asText(), orphaned::toString);
+            assertTrue(orphaned.get("detail").asText().contains("sender no longer exists"), orphaned::toString);
+            assertEquals(List.of(), hub.inbox(leadToken));
         }
     }
 
