@@ -19,6 +19,7 @@ import picocli.CommandLine.ScopeType;
                 TokenCommand.class,
                 GrantCommand.class,
                 SendCommand.class,
+                ScheduleCommand.class,
                 AskCommand.class,
                 TailCommand.class,
                 AckCommand.class,

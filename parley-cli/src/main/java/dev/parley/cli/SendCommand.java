@@ -2,6 +2,7 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -15,7 +16,7 @@ import java.util.Map;
 /** {@code parley send}: one message, as the node whose token is used. */
 @Command(name = "send", mixinStandardHelpOptions = true,
         description = {"Send a message as the node whose token you hold.",
-                "Prints once the hub has durably committed it."})
+                "Prints once the hub has durably committed it; with --at or --cron, once the schedule is."})
 final class SendCommand extends ClientCommand {
 
     @Option(names = "--to", required = true, paramLabel = "NODE", description = "Receiver.")
@@ -45,6 +46,25 @@ final class SendCommand extends ClientCommand {
                     "your inbox gets an envelope of kind incident and the message's state shows it."})
     Duration replyWithin;
 
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    Later later;
+
+    @Option(names = "--tz", paramLabel = "AREA/CITY",
+            description = {"The IANA time zone --at and --cron are read in (e.g. Europe/Berlin);",
+                    "default: the receiver's timezone label, else UTC."})
+    String timeZone;
+
+    /** When a scheduled send fires; without either, the message goes now. */
+    static final class Later {
+        @Option(names = "--at", paramLabel = "TIME", description = {"Send once, later: a local date and time such as",
+                "\"2026-03-08 09:00\" (read in --tz), or an RFC 3339 time with its offset."})
+        String at;
+
+        @Option(names = "--cron", paramLabel = "EXPR",
+                description = "Send on a 5-field Unix cron expression, e.g. \"0 9 * * 1-5\" (read in --tz).")
+        String cron;
+    }
+
     @Parameters(paramLabel = "TEXT", arity = "0..*", description = "The text; '-' reads it from stdin.")
     List<String> words;
 
@@ -70,7 +90,18 @@ final class SendCommand extends ClientCommand {
         if (replyWithin != null) {
             body.put("replyWithinMs", replyWithin.toMillis());
         }
+        if (later != null) {
+            body.put(later.at != null ? "deliverAt" : "cron", later.at != null ? later.at : later.cron);
+        }
+        if (timeZone != null) {
+            body.put("timeZone", timeZone);
+        }
         JsonNode receipt = client.post("/v1/messages", body);
+        if (receipt.has("scheduleId")) {
+            emit(receipt, () -> line(receipt.path("duplicate").asBoolean(false) ? "duplicate" : "scheduled",
+                    ScheduleCommand.summary(receipt)));
+            return;
+        }
         emit(receipt, () -> line(receipt.path("duplicate").asBoolean(false) ? "duplicate" : "accepted",
                 "id", field(receipt, "id"), "seq", field(receipt, "seq"), "to", field(receipt, "to")));
     }

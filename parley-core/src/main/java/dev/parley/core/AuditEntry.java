@@ -16,6 +16,11 @@ public record AuditEntry(Instant at, String actor, String action, String target,
         this(at, actor, action, target, decision, reason, envelopeId, policyVersion, Optional.empty());
     }
 
+    /** The same entry with what it is about before its reason ({@code "schedule 0193…, occurrence …: " + reason}). */
+    public AuditEntry about(String what) {
+        return new AuditEntry(at, actor, action, target, decision, what + ": " + reason, envelopeId, policyVersion, rule);
+    }
+
     public enum Decision {
         ALLOW, DENY;
 

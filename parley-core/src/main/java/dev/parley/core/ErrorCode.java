@@ -13,6 +13,8 @@ public enum ErrorCode {
     /** A stream's {@code replay} that names no replay mode. */
     INVALID_REPLAY(400),
     INVALID_TOPIC(400),
+    /** A time zone that is not an IANA zone name ({@code timeZone}, or a recipient's {@code timezone} label). */
+    INVALID_TIME_ZONE(400),
     // --- policy rules and payload schemas ---
     /** A JSON Schema document that is not a valid 2020-12 schema, or that this hub cannot use. */
     INVALID_SCHEMA(400),
@@ -25,6 +27,8 @@ public enum ErrorCode {
     ACL_DENIED(403),
     IDENTITY_MISMATCH(403),
     DEPTH_LIMIT(403),
+    /** The sender already has as many active schedules as the hub allows one sender. */
+    SCHEDULE_LIMIT(403),
     NOT_FOUND(404),
     NODE_NOT_FOUND(404),
     MESSAGE_NOT_FOUND(404),
@@ -34,6 +38,7 @@ public enum ErrorCode {
     CAPABILITY_NOT_FOUND(404),
     GROUP_NOT_FOUND(404),
     CARD_NOT_FOUND(404),
+    SCHEDULE_NOT_FOUND(404),
     NOT_SUBSCRIBED(404),
     METHOD_NOT_ALLOWED(405),
     NODE_EXISTS(409),

@@ -68,20 +68,45 @@ final class PostOffice {
      */
     <R> R send(Actor actor, Node sender, NodeId to, Draft draft, Optional<String> about, EventStore log,
                Commit<R> commit) {
+        return switch (judge(actor, sender, to, draft)) {
+            case Verdict.Refused refused -> {
+                log.audit(refused.audit());
+                throw refused.refusal();
+            }
+            case Verdict.Allowed allowed -> {
+                check(draft);
+                String why = about.isPresent() ? about.get() + " (" + allowed.decision().why() + ")"
+                        : allowed.decision().why();
+                yield deliver(actor, to, draft, allowed.decision(), why, commit);
+            }
+        };
+    }
+
+    /** The access decision on one envelope, before anything is written. */
+    sealed interface Verdict {
+        /** It may go, by {@code decision}. */
+        record Allowed(AclDecision.Allowed decision) implements Verdict {
+        }
+
+        /** It may not: {@code audit} is the entry the refusal owes the log, {@code refusal} what the caller is told. */
+        record Refused(AuditEntry audit, ParleyException refusal) implements Verdict {
+        }
+    }
+
+    /**
+     * The decision {@link #send} takes, with nothing written: for an envelope that is not
+     * appended now (a schedule is created on it, and decided again when it fires), whose
+     * caller writes the refusal's audit entry with what it does about it.
+     */
+    Verdict judge(Actor actor, Node sender, NodeId to, Draft draft) {
         Optional<Node> target = graph.node(to);
         if (target.isEmpty()) {
-            throw refuse(actor, to.value(), "target node does not exist", log, Registry.notFound(to));
+            return new Verdict.Refused(actor.deny(to.value(), "target node does not exist", policy.version()),
+                    Registry.notFound(to));
         }
         return switch (policy.decide(sender, target.get(), draft.facts(), actor.at())) {
-            case AclDecision.Denied denied -> {
-                log.audit(actor.deny(to.value(), denied));
-                throw refusal(denied);
-            }
-            case AclDecision.Allowed allowed -> {
-                check(draft);
-                String why = about.isPresent() ? about.get() + " (" + allowed.why() + ")" : allowed.why();
-                yield post(actor, to, draft, allowed, why, commit);
-            }
+            case AclDecision.Denied denied -> new Verdict.Refused(actor.deny(to.value(), denied), refusal(denied));
+            case AclDecision.Allowed allowed -> new Verdict.Allowed(allowed);
         };
     }
 
@@ -94,7 +119,7 @@ final class PostOffice {
         check(draft);
         AclDecision.Allowed standing = new AclDecision.Allowed(draft.route().orElseThrow(), null, Optional.empty(),
                 policy.version());
-        return post(actor, to, draft, standing, why, commit);
+        return deliver(actor, to, draft, standing, why, commit);
     }
 
     /**
@@ -141,13 +166,15 @@ final class PostOffice {
         return refusal;
     }
 
-    private <R> R post(Actor actor, NodeId to, Draft draft, AclDecision.Allowed allowed, String why, Commit<R> commit) {
+    /** Composes the envelope {@code allowed} lets go and commits it with its allowance, audited with {@code why}. */
+    <R> R deliver(Actor actor, NodeId to, Draft draft, AclDecision.Allowed allowed, String why, Commit<R> commit) {
         Envelope envelope = draft.to(ids.next(), to, actor.at(), trace(draft, allowed));
         return commit.commit(envelope, actor.allow(to.value(), why, Optional.of(envelope.id()), allowed.policyVersion(),
                 allowed.rule()));
     }
 
-    private void check(Draft draft) {
+    /** The data against the schema of its kind ({@code schema_violation}). */
+    void check(Draft draft) {
         schemas.check(draft.kind(), draft.payload().data());
     }
 

@@ -35,11 +35,7 @@ public final class Router {
     }
 
     public Appended send(Principal caller, SendRequest request) {
-        Node sender = caller.actingNode(graph, "send");
-        if (request.claimedFrom().isPresent() && !request.claimedFrom().get().equals(sender.id().value())) {
-            throw new ParleyException(ErrorCode.IDENTITY_MISMATCH,
-                    "from must be the caller (" + sender.id() + ") or absent");
-        }
+        Node sender = request.sender(caller, graph);
         Actor actor = Actor.of(caller, "send", clock.instant());
         return office.send(actor, sender, request.to(), Draft.direct(sender.id(), request.kind(), request.payload()),
                 Optional.empty(), store, (envelope, audit) -> store.append(envelope, audit, Optional.empty(),

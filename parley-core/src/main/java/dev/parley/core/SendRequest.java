@@ -28,6 +28,19 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
         return Optional.ofNullable(RESERVED.get(kind));
     }
 
+    /**
+     * The node {@code caller} sends as: the one its token acts as, which a {@code from} in the
+     * body must name if it is there ({@code identity_mismatch}).
+     */
+    Node sender(Principal caller, Graph graph) {
+        Node sender = caller.actingNode(graph, "send");
+        if (claimedFrom.isPresent() && !claimedFrom.get().equals(sender.id().value())) {
+            throw new ParleyException(ErrorCode.IDENTITY_MISMATCH,
+                    "from must be the caller (" + sender.id() + ") or absent");
+        }
+        return sender;
+    }
+
     public SendRequest {
         if (!KIND.matcher(kind).matches()) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "kind must match ^[a-z][a-z0-9_.-]{0,63}$");

@@ -31,6 +31,7 @@ import dev.parley.core.Rate;
 import dev.parley.core.RateLimits;
 import dev.parley.core.Registry;
 import dev.parley.core.Router;
+import dev.parley.core.Schedules;
 import dev.parley.core.StateReplica;
 import dev.parley.core.TaskWebhooks;
 import dev.parley.core.Tasks;
@@ -86,7 +87,10 @@ import dev.parley.server.rest.NodeRoutes;
 import dev.parley.server.rest.OpsRoutes;
 import dev.parley.server.rest.PeerRoutes;
 import dev.parley.server.rest.PolicyRoutes;
+import dev.parley.server.rest.ScheduleRoutes;
 import dev.parley.server.rest.SchemaRoutes;
+import dev.parley.server.schedule.Scheduler;
+import dev.parley.server.schedule.UnixCron;
 import dev.parley.server.rest.TaskRoutes;
 import dev.parley.server.rest.TopicRoutes;
 import dev.parley.server.wire.Views;
@@ -139,12 +143,15 @@ public final class Hub implements AutoCloseable {
     private final boolean adminTokenCreated;
     private final String host;
     private final Sweeper sweeper;
+    private final Scheduler scheduler;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
     private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, List<AutoCloseable> services, McpRoutes mcp,
-                Admission admission, String adminToken, boolean adminTokenCreated, String host, Sweeper sweeper) {
+                Admission admission, String adminToken, boolean adminTokenCreated, String host, Sweeper sweeper,
+                Scheduler scheduler) {
         this.sweeper = sweeper;
+        this.scheduler = scheduler;
         this.server = server;
         this.store = store;
         this.feeds = feeds;
@@ -159,6 +166,14 @@ public final class Hub implements AutoCloseable {
     /** Sweeps the agent protocol's claims now, as the hub does every {@link dev.parley.core.Sweep#INTERVAL}. */
     public Claims.Swept sweep() {
         return sweeper.sweep();
+    }
+
+    /**
+     * Fires the scheduled sends due at the hub's clock now, as the hub does by itself when the
+     * next one comes due (a test moves its clock on, then calls this instead of waiting).
+     */
+    public Schedules.Pass fireSchedules() {
+        return scheduler.pass();
     }
 
     public static Hub start(HubConfig config) {
@@ -267,6 +282,10 @@ public final class Hub implements AutoCloseable {
                 agentRuntime.retire(node);
             });
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
+            // Scheduled sends: decided when created and again when each occurrence fires.
+            Scheduler scheduler = new Scheduler(clock, metrics);
+            Schedules schedules = new Schedules(graph, access, schemas, store.schedules(), store, new UnixCron(), clock,
+                    ids, scheduler::wake);
             services.add(AuditRetention.start(store, config.policy().auditRetention(), metrics, clock));
 
             HubConfig.Transport transport = config.transport();
@@ -279,7 +298,8 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
-            new MessageRoutes(router, messages, claims, waiters, metrics).register(routes);
+            new MessageRoutes(router, schedules, messages, claims, waiters, metrics).register(routes);
+            new ScheduleRoutes(schedules).register(routes);
             new InboxRoutes(inboxes, stream).register(routes);
             new DeliveryRoutes(policies).register(routes);
             new DeadLetterRoutes(new DeadLetters(deliveries, livePolicy, clock, redriven -> {
@@ -340,7 +360,10 @@ public final class Hub implements AutoCloseable {
             // Then the first sweep: claims whose claimant is gone (its process died with the hub before) are taken back.
             Sweeper sweeper = new Sweeper(claims, capabilities, agentRuntime, metrics, dispatcher::wake, clock);
             services.add(sweeper.start(config.sweepInterval()));
-            Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host(), sweeper);
+            // Then what fell due while the hub was down fires, once per schedule.
+            services.add(scheduler.start(schedules));
+            Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host(), sweeper,
+                    scheduler);
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                     + " (" + snapshot.nodes().size() + " nodes)");
             return hub;

@@ -1,5 +1,6 @@
 package dev.parley.store;
 
+import dev.parley.core.Appended;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryState;
@@ -104,6 +105,33 @@ final class Ledger {
         relay.executeUpdate();
         tx.announce(envelope);
         return envelope;
+    }
+
+    /**
+     * A node's send, as {@link dev.parley.core.EventStore#append} describes it: appended with
+     * its audit entry unless the sender already sent its messageId (then the first comes
+     * back as a duplicate), moving the envelope it answers to replied, with its reply deadline.
+     */
+    static Appended send(Writer.Tx tx, Envelope draft, AuditEntry audit, Optional<String> answers,
+                         Optional<Instant> replyBy) throws SQLException {
+        Optional<Envelope> earlier = draft.messageId().isPresent() ? byMessageId(tx.statements(), draft) : Optional.empty();
+        if (earlier.isPresent()) {
+            return new Appended(earlier.get(), true, relayed(tx.statements(), earlier.get()));
+        }
+        if (answers.isPresent()) {
+            applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
+        }
+        Envelope envelope = append(tx, draft);
+        if (replyBy.isPresent()) {
+            schedule(tx.statements(), envelope.id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
+        }
+        insertAudit(tx.statements(), audit);
+        return new Appended(envelope, false, relayed(tx.statements(), envelope));
+    }
+
+    /** Where an envelope for another gateway's node is relayed to; empty for a node of this hub. */
+    private static Optional<Appended.Relayed> relayed(Statements s, Envelope envelope) throws SQLException {
+        return remoteOwner(s, envelope.to()).map(gateway -> new Appended.Relayed(gateway, false));
     }
 
     /** The gateway that owns {@code node} when another gateway does (federation); empty for a node of this hub. */

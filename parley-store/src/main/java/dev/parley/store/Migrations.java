@@ -28,6 +28,7 @@ final class Migrations {
             "V9__agents.sql",
             "V10__claims.sql",
             "V11__capabilities.sql",
+            "V12__schedules.sql",
             "V13__chat.sql");
 
     private Migrations() {

@@ -6,7 +6,6 @@ import dev.parley.core.AuditQuery;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.DeliveryEvent;
 import dev.parley.core.DeliveryState;
-import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.EventStore;
@@ -141,6 +140,11 @@ public final class SqliteStore implements EventStore {
         return new SqliteChats(writer, readers, sealer);
     }
 
+    /** Scheduled sends, on the same writer and readers: a firing appends like any send. */
+    public SqliteSchedules schedules() {
+        return new SqliteSchedules(writer, readers);
+    }
+
     public SqliteCapabilities capabilities() {
         return new SqliteCapabilities(writer, readers);
     }
@@ -271,26 +275,7 @@ public final class SqliteStore implements EventStore {
 
     @Override
     public Appended append(Envelope draft, AuditEntry audit, Optional<String> answers, Optional<Instant> replyBy) {
-        return writer.submit(tx -> {
-            Optional<Envelope> earlier = draft.messageId().isPresent() ? Ledger.byMessageId(tx.statements(), draft) : Optional.empty();
-            if (earlier.isPresent()) {
-                return new Appended(earlier.get(), true, relayed(tx.statements(), earlier.get()));
-            }
-            if (answers.isPresent()) {
-                Ledger.applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
-            }
-            Envelope envelope = Ledger.append(tx, draft);
-            if (replyBy.isPresent()) {
-                Ledger.schedule(tx.statements(), envelope.id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
-            }
-            Ledger.insertAudit(tx.statements(), audit);
-            return new Appended(envelope, false, relayed(tx.statements(), envelope));
-        });
-    }
-
-    /** Where an envelope for another gateway's node is relayed to; empty for a node of this hub. */
-    private static Optional<Appended.Relayed> relayed(Statements s, Envelope envelope) throws SQLException {
-        return Ledger.remoteOwner(s, envelope.to()).map(gateway -> new Appended.Relayed(gateway, false));
+        return writer.submit(tx -> Ledger.send(tx, draft, audit, answers, replyBy));
     }
 
     @Override

@@ -33,6 +33,9 @@ public final class Metrics implements CommitObserver {
     public final LongAdder claimsReset = new LongAdder();
     public final LongAdder claimsGivenUp = new LongAdder();
     public final LongAdder sweepKills = new LongAdder();
+    // Scheduled sends: occurrences fired, and those refused when they came.
+    public final LongAdder schedulesFired = new LongAdder();
+    public final LongAdder schedulesSkipped = new LongAdder();
     // Federation: envelopes published again because their owner did not confirm them, and given up on.
     public final LongAdder republished = new LongAdder();
     public final LongAdder unconfirmed = new LongAdder();
@@ -104,6 +107,10 @@ public final class Metrics implements CommitObserver {
         counter(out, "parley_claims_given_up_total", "Claims the sweep gave up after their last try (dead-lettered).",
                 claimsGivenUp.sum());
         counter(out, "parley_sweep_kills_total", "Agent processes the sweep killed as stuck.", sweepKills.sum());
+        counter(out, "parley_schedule_firings_total", "Occurrences of scheduled sends fired (an envelope each).",
+                schedulesFired.sum());
+        counter(out, "parley_schedule_skips_total", "Occurrences of scheduled sends refused when they came, and skipped.",
+                schedulesSkipped.sum());
         renderTopicsAndTasks(out);
         renderAdmission(out); // admission and rate limits
         renderPolicy(out); // policy rules, payload schemas, audit retention

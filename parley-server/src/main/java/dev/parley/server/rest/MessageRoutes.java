@@ -11,6 +11,8 @@ import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Payload;
 import dev.parley.core.Router;
+import dev.parley.core.ScheduleRequest;
+import dev.parley.core.Schedules;
 import dev.parley.core.SendRequest;
 import dev.parley.server.delivery.ReplyWaiters;
 import dev.parley.server.http.Body;
@@ -26,7 +28,10 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
-/** {@code /v1/messages}: send, status, claim, heartbeat, ack and reply. */
+/**
+ * {@code /v1/messages}: send (now, or later with {@code deliverAt} or {@code cron}: a schedule),
+ * status, claim, heartbeat, ack and reply.
+ */
 public final class MessageRoutes {
     /** Envelope ids are UUIDs; anything else cannot name a message. */
     private static final Pattern MESSAGE_ID = Pattern.compile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
@@ -39,9 +44,12 @@ public final class MessageRoutes {
     private final Claims claims;
     private final ReplyWaiters waiters;
     private final Metrics metrics;
+    private final Schedules schedules;
 
-    public MessageRoutes(Router router, Messages messages, Claims claims, ReplyWaiters waiters, Metrics metrics) {
+    public MessageRoutes(Router router, Schedules schedules, Messages messages, Claims claims, ReplyWaiters waiters,
+                         Metrics metrics) {
         this.router = router;
+        this.schedules = schedules;
         this.messages = messages;
         this.claims = claims;
         this.waiters = waiters;
@@ -65,6 +73,18 @@ public final class MessageRoutes {
                 body.string("from"), body.longValue("replyWithinMs").map(Duration::ofMillis));
         boolean requiresReply = body.bool("requiresReply").orElse(false);
         OptionalLong wait = ex.longQuery("wait", 1, MAX_WAIT_MS, ErrorCode.INVALID_REQUEST);
+        Optional<String> deliverAt = body.string("deliverAt");
+        Optional<String> cron = body.string("cron");
+        Optional<String> timeZone = body.string("timeZone");
+        if (deliverAt.isPresent() || cron.isPresent() || timeZone.isPresent()) {
+            if (wait.isPresent()) {
+                throw Body.invalid("?wait= holds the call for a reply; a scheduled send is not sent yet");
+            }
+            Schedules.Created created = metrics.refusalsCounted(() -> schedules.create(caller,
+                    new ScheduleRequest(request, deliverAt, cron, timeZone)));
+            ex.json(created.duplicate() ? 200 : 202, Views.schedule(created.schedule(), created.duplicate()));
+            return;
+        }
         if (wait.isPresent() && !requiresReply) {
             throw Body.invalid("?wait= holds the call for a reply: the send must say \"requiresReply\": true");
         }

@@ -12,6 +12,9 @@ import dev.parley.core.MessagingGroup;
 import dev.parley.core.Payload;
 import dev.parley.core.Envelope;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Payload;
+import dev.parley.core.Schedule;
+import dev.parley.core.Timing;
 import dev.parley.core.TaskState;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.Grant;
@@ -86,6 +89,44 @@ public final class Views {
         appended.relayed().ifPresent(r -> out.put("gateway", r.gateway()));
         out.put("createdAt", Json.time(appended.envelope().createdAt()));
         if (appended.duplicate()) {
+            out.put("duplicate", true);
+        }
+        return out;
+    }
+
+    /**
+     * A scheduled send: when it fires ({@code cron} or {@code deliverAt}, read in {@code timeZone};
+     * {@code nextAt} in UTC, null once it ended), what it sends, and what became of it.
+     */
+    public static ObjectNode schedule(Schedule schedule, boolean duplicate) {
+        ObjectNode out = Json.object();
+        out.put("scheduleId", schedule.id());
+        out.put("state", schedule.state().wire());
+        out.put("from", schedule.from().value());
+        out.put("to", schedule.to().value());
+        out.put("kind", schedule.kind());
+        switch (schedule.timing()) {
+            case Timing.Once once -> out.put("deliverAt", once.deliverAt());
+            case Timing.Cron cron -> out.put("cron", cron.expression());
+        }
+        out.put("timeZone", schedule.zone().getId());
+        out.put("nextAt", schedule.nextAt().map(Json::time).orElse(null));
+        Payload payload = schedule.payload();
+        out.put("text", payload.text().orElse(null));
+        out.set("data", raw(payload.data()));
+        out.put("corrId", payload.corrId().orElse(null));
+        out.put("threadId", payload.threadId().orElse(null));
+        out.put("messageId", payload.messageId().orElse(null));
+        var meta = out.putObject("meta");
+        payload.meta().forEach(meta::put);
+        schedule.replyWithin().ifPresent(d -> out.put("replyWithinMs", d.toMillis()));
+        out.put("fired", schedule.fired());
+        out.put("skipped", schedule.skipped());
+        out.put("lastFiredAt", schedule.lastFiredAt().map(Json::time).orElse(null));
+        out.put("detail", schedule.detail().orElse(null));
+        out.put("createdAt", Json.time(schedule.createdAt()));
+        out.put("endedAt", schedule.endedAt().map(Json::time).orElse(null));
+        if (duplicate) {
             out.put("duplicate", true);
         }
         return out;
