@@ -48,6 +48,10 @@ final class AgentCommand extends CommandGroup {
                 description = "How long one turn may take, declared in the claim (default 10m; at most 24h).")
         java.time.Duration timeout;
 
+        @Option(names = "--max-messages", paramLabel = "N", defaultValue = "10",
+                description = "For a chat message: how many messages of its conversation a turn reads (default 10; 1 to 100).")
+        int maxMessages;
+
         abstract Turn turn();
 
         @Override
@@ -58,7 +62,10 @@ final class AgentCommand extends CommandGroup {
             if (heartbeat.toMillis() < 100) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--heartbeat is at least 100ms");
             }
-            new AgentRunner(client, new AgentRunner.Settings(turn(), heartbeat, timeout), err()).run();
+            if (maxMessages < 1 || maxMessages > 100) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--max-messages is 1 to 100");
+            }
+            new AgentRunner(client, new AgentRunner.Settings(turn(), heartbeat, timeout, maxMessages), err()).run();
         }
     }
 

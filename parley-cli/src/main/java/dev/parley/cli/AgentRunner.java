@@ -27,7 +27,7 @@ final class AgentRunner {
     private static final Duration IDLE = Duration.ofSeconds(45);
 
     /** How the runner works: what works an envelope, how often it heartbeats, how long one turn may take. */
-    record Settings(Turn turn, Duration heartbeat, Duration timeout) {
+    record Settings(Turn turn, Duration heartbeat, Duration timeout, int maxMessages) {
     }
 
     private final HubClient client;
@@ -60,15 +60,26 @@ final class AgentRunner {
                 retrying(at + "/ack", status("processed"));
                 return;
             }
+            JsonNode meta = envelope.path("meta");
+            if ("false".equals(meta.path("trigger").asText(null))) { // a chat message kept as context: no turn of its own
+                retrying(at + "/ack", status("processed"));
+                return;
+            }
             if (!claim(at, id)) {
                 return;
+            }
+            JsonNode input = envelope;
+            if (meta.has("chat.group")) { // a chat message: the turn reads its conversation, formatted by the hub
+                ObjectNode withPrompt = envelope.deepCopy();
+                withPrompt.put("text", client.get(at + "/prompt?max=" + settings.maxMessages()).path("prompt").asText());
+                input = withPrompt;
             }
             Progress progress = new Progress(at, settings.turn().tool(), Instant.now());
             ScheduledFuture<?> beating = beats.scheduleAtFixedRate(progress::beat, 0,
                     settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
             Turn.Outcome outcome;
             try {
-                outcome = settings.turn().take(envelope, settings.timeout(), progress::toolStarted);
+                outcome = settings.turn().take(input, settings.timeout(), progress::toolStarted);
             } finally {
                 progress.done = true; // no beat after the turn: the envelope is about to be settled
                 beating.cancel(false);

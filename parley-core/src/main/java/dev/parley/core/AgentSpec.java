@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
 public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
                         Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
                         Duration timeout, Limits limits, List<String> skills, List<NodeId> talksWith,
-                        Optional<Restart> restart, ToolBlocklist toolBlocklist, Optional<String> gateway) {
+                        Optional<Restart> restart, ToolBlocklist toolBlocklist, Optional<String> gateway,
+                        int maxMessagesPerPrompt) {
     /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
     /** How long one envelope may take, when the spec does not say. */
@@ -59,6 +60,9 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
         }
         requireWithin("idleTimeout", idleTimeout);
         requireWithin("timeout", timeout);
+        if (maxMessagesPerPrompt < 1 || maxMessagesPerPrompt > PromptFormat.MAX_MESSAGES) {
+            throw invalid("maxMessagesPerPrompt: 1 to " + PromptFormat.MAX_MESSAGES);
+        }
         if (restart.isPresent() && runner != Runner.PROCESS) {
             throw invalid("restart: applies to runner: process only (runner: command starts one process per envelope)");
         }
@@ -67,7 +71,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
         return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, limits, skills,
-                talksWith, restart, toolBlocklist, gateway);
+                talksWith, restart, toolBlocklist, gateway, maxMessagesPerPrompt);
     }
 
     /**

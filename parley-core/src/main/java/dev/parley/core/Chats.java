@@ -36,8 +36,6 @@ public final class Chats {
     public static final String REPLY_FROM = "chat.reply_from";
     public static final String QUOTE = "chat.quote";
     public static final String THREAD = "chat.thread";
-    /** What an agent keeps to itself in a reply: never posted. */
-    private static final java.util.regex.Pattern INTERNAL = java.util.regex.Pattern.compile("(?s)<internal>.*?</internal>");
     /** A card answered in chat: "approve <card> [agent …]", "reject <card>". */
     private static final java.util.regex.Pattern ANSWER = java.util.regex.Pattern.compile(
             "^\\s*(approve|reject|deny)\\s+([0-9a-f-]{36})((?:\\s+[a-z0-9][a-z0-9._-]{0,62})*)\\s*$");
@@ -276,7 +274,7 @@ public final class Chats {
         return Optional.of(new Outbound(envelope.id(), envelope.to(), identity.get().platform(),
                 Optional.ofNullable(said.get(ROOM)), identity.get().user(),
                 Optional.ofNullable(said.get(THREAD)), Optional.ofNullable(said.get(MESSAGE_ID)),
-                visible(envelope.text().orElse("")), card ? envelope.data() : Optional.empty()));
+                PromptFormat.visible(envelope.text().orElse("")), card ? envelope.data() : Optional.empty()));
     }
 
     /** The envelopes to the humans of {@code platform} not yet posted (unacked), oldest first, at most {@code limit}. */
@@ -298,9 +296,33 @@ public final class Chats {
         messages.ack(new Principal.Caller(message.human()), message.envelopeId(), new DeliveryEvent.Processed());
     }
 
-    /** Text an agent wrote, as chat shows it: {@code <internal>…</internal>} left out, trimmed. */
-    public static String visible(String text) {
-        return INTERNAL.matcher(text).replaceAll("").strip();
+    /**
+     * The prompt of envelope {@code id} for its receiver ({@link PromptFormat}): for a chat
+     * message, the newest {@code max} messages of its conversation up to it, context-only ones
+     * included, times in the sender's zone (its node's {@code timezone} label, else UTC); for
+     * any other envelope, that envelope alone.
+     */
+    public String prompt(Principal caller, String id, int max) {
+        Messages.receiver(audit, caller, id, "read the prompt of");
+        return prompt(audit.message(id).orElseThrow(() -> Messages.notFound(id)).envelope(), max);
+    }
+
+    /** {@link #prompt(Principal, String, int)} for the hub's own runner, which is the receiver. */
+    public String prompt(Envelope envelope, int max) {
+        if (max < 1 || max > PromptFormat.MAX_MESSAGES) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "maxMessagesPerPrompt must be 1 to "
+                    + PromptFormat.MAX_MESSAGES);
+        }
+        List<Envelope> conversation = Optional.ofNullable(envelope.meta().get(GROUP))
+                .map(group -> audit.conversation(envelope.to(), group, envelope.seq(), max).reversed())
+                .orElse(List.of(envelope));
+        String zone = graph.node(envelope.from()).map(n -> n.labels().get(PromptFormat.TIME_ZONE_LABEL)).orElse("UTC");
+        return PromptFormat.prompt(conversation.stream().map(PromptFormat::line).toList(), zone == null ? "UTC" : zone);
+    }
+
+    /** Whether an envelope is a chat message (its prompt is the conversation). */
+    public static boolean chat(Envelope envelope) {
+        return envelope.meta().containsKey(GROUP);
     }
 
     /** The signing secret of platform {@code id}; {@code unauthorized} for a platform not registered. */

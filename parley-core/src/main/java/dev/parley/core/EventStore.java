@@ -70,6 +70,13 @@ public interface EventStore extends AutoCloseable {
     /** The highest seq committed to {@code node}'s inbox, 0 when empty. */
     long headSeq(NodeId node);
 
+    /**
+     * The envelopes in {@code node}'s inbox of one chat conversation (meta {@code chat.group} =
+     * {@code group}) up to seq {@code upTo}, newest first, at most {@code limit}: context-only
+     * ones included, settled or not.
+     */
+    List<Envelope> conversation(NodeId node, String group, long upTo, int limit);
+
     List<AuditRecord> audit(AuditQuery query);
 
     /**

@@ -192,6 +192,14 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
+    public synchronized List<Envelope> conversation(NodeId node, String group, long upTo, int limit) {
+        List<Envelope> out = new ArrayList<>(inboxWhere(node, 0, Integer.MAX_VALUE, e -> e.seq() <= upTo
+                && group.equals(e.meta().get(Chats.GROUP))));
+        java.util.Collections.reverse(out);
+        return out.subList(0, Math.min(limit, out.size()));
+    }
+
+    @Override
     public synchronized List<Envelope> unackedAfter(NodeId node, long after, int limit) {
         return inboxWhere(node, after, limit, e -> switch (states.get(e.id())) {
             case PROCESSED, FAILED, REPLIED, DEAD_LETTERED -> false;

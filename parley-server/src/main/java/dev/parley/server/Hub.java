@@ -271,8 +271,11 @@ public final class Hub implements AutoCloseable {
             store.tapTasks(a2aPushes);
             dispatcher.shapePushes(a2aPushes);
             committed.add(waiters).add(dispatcher).add(a2aWatch);
+            // Humans in chat rooms: messaging groups, wirings, approval cards; chat adapters are edges.
+            Chats chats = new Chats(graph, registry, router, messages, store.chats(sealer), new Re2Patterns(),
+                    Views::approvalCardNotice, notices, store, livePolicy, clock, ids);
             AtomicReference<String> url = new AtomicReference<>();
-            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages, tasks,
+            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages, tasks, chats,
                     config.dataDir().resolve("agents"), agents::failed, agents::ended, agents::credential, url::get,
                     clock);
             services.add(agentRuntime);
@@ -313,9 +316,7 @@ public final class Hub implements AutoCloseable {
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
-            // Humans in chat rooms: messaging groups, wirings, approval cards, the chat webhook adapter.
-            Chats chats = new Chats(graph, registry, router, messages, store.chats(sealer), new Re2Patterns(),
-                    Views::approvalCardNotice, notices, store, livePolicy, clock, ids);
+            // The chat adapters' way out (the webhook adapter's; IRC's register with it).
             ChatOutbox chatOutbox = new ChatOutbox(chats, graph);
             services.add(chatOutbox);
             committed.add(chatOutbox);

@@ -18,6 +18,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Chats;
 import dev.parley.core.Sealer;
 import dev.parley.core.StoreHealth;
 import dev.parley.core.TaskTap;
@@ -370,6 +371,25 @@ public final class SqliteStore implements EventStore {
             }
         }
         return List.of();
+    }
+
+    @Override
+    public List<Envelope> conversation(NodeId node, String group, long upTo, int limit) {
+        return readers.read(s -> {
+            var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE to_node = ? AND seq <= ?"
+                    + " AND json_extract(meta, '$.\"" + Chats.GROUP + "\"') = ? ORDER BY seq DESC LIMIT ?");
+            select.setString(1, node.value());
+            select.setLong(2, upTo);
+            select.setString(3, group);
+            select.setInt(4, limit);
+            List<Envelope> out = new ArrayList<>();
+            try (var rs = select.executeQuery()) {
+                while (rs.next()) {
+                    out.add(Rows.envelope(rs));
+                }
+            }
+            return out;
+        });
     }
 
     @Override

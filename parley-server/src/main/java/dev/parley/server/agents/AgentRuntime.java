@@ -124,6 +124,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private final Messages messages;
     /** The tasks the agents' commands carry out: a task's envelope is answered by completing or failing the task. */
     private final Tasks tasks;
+    /** Formats a chat message's conversation for the command that answers it. */
+    private final Chats chats;
     private final Path home;
     /** Told, before the agent turns failed, why (its command cannot be started, …): the failure outlives the hub. */
     private final BiConsumer<NodeId, String> failed;
@@ -139,7 +141,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     private volatile boolean closed;
 
     /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
-    public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Tasks tasks, Path home,
+    public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Tasks tasks, Chats chats,
+                        Path home,
                         BiConsumer<NodeId, String> failed, BiConsumer<NodeId, String> ended,
                         Function<NodeId, String> credential, Supplier<String> url, InstantSource clock) {
         this.failed = failed;
@@ -151,6 +154,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         this.router = router;
         this.messages = messages;
         this.tasks = tasks;
+        this.chats = chats;
         this.home = home;
         this.clock = clock;
     }
@@ -551,7 +555,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 long deadline = System.nanoTime() + spec.timeout().toNanos();
                 CompletableFuture<byte[]> out = read(process.getInputStream(), MAX_REPLY_BYTES + 1);
                 err = read(process.getErrorStream(), MAX_LOG_BYTES);
-                byte[] prompt = prompt(envelope);
+                byte[] prompt = prompt(envelope, spec);
                 Process started = process;
                 Thread.ofVirtual().start(() -> write(started.getOutputStream(), prompt)); // it may not read it all
                 if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
@@ -973,7 +977,15 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     }
 
     /** The envelope as the command reads it: its text, or its data when it has no text. */
-    private static byte[] prompt(Envelope envelope) {
+    /**
+     * What the command reads for an envelope: a chat message's conversation, formatted for
+     * agents (the newest {@code maxMessagesPerPrompt}, context included; {@link Chats#prompt}),
+     * a task's input, or the envelope's text.
+     */
+    private byte[] prompt(Envelope envelope, AgentSpec spec) {
+        if (Chats.chat(envelope)) {
+            return chats.prompt(envelope, spec.maxMessagesPerPrompt()).getBytes(StandardCharsets.UTF_8);
+        }
         if (envelope.kind().equals(Tasks.KIND)) {
             return taskPrompt(envelope).getBytes(StandardCharsets.UTF_8);
         }

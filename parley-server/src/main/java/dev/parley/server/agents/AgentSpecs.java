@@ -11,6 +11,7 @@ import dev.parley.core.DurationText;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.PromptFormat;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +32,8 @@ public final class AgentSpecs {
     public static final int MAX_BYTES = 64 * 1024;
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
-            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist", "gateway");
+            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist", "gateway",
+            "maxMessagesPerPrompt");
     private static final Set<String> LIMITS = Set.of("memory", "cpuTime", "openFiles");
     private static final java.util.regex.Pattern MEMORY = java.util.regex.Pattern.compile("^(\\d{1,15})([KMG])$");
 
@@ -105,7 +107,18 @@ public final class AgentSpecs {
                 limits(root.get("limits")), strings(root.get("skills"), "skills"), comms(root.get("comms")),
                 choice(root, "restart", AgentSpec.Restart.values(), AgentSpec.Restart::wire),
                 new AgentSpec.ToolBlocklist(strings(root.get("toolBlocklist"), "toolBlocklist")),
-                string(root, "gateway"));
+                string(root, "gateway"), count(root, "maxMessagesPerPrompt").orElse(PromptFormat.DEFAULT_MAX_MESSAGES));
+    }
+
+    private static Optional<Integer> count(JsonNode root, String field) {
+        JsonNode value = root.get(field);
+        if (value == null || value.isNull()) {
+            return Optional.empty();
+        }
+        if (!value.canConvertToInt() || !value.isIntegralNumber()) {
+            throw AgentSpec.invalid(field + ": a whole number");
+        }
+        return Optional.of(value.intValue());
     }
 
     private static Optional<String> string(JsonNode root, String field) {

@@ -9,6 +9,7 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.MessagingGroup;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
+import dev.parley.core.PromptFormat;
 import dev.parley.core.WebhookSignature;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
@@ -43,7 +44,19 @@ public final class ChatRoutes {
                 .post("/v1/chat/groups/{gid}/members", this::addMember)
                 .put("/v1/chat/approver", this::approver)
                 .get("/v1/chat/cards", this::cards)
-                .post("/v1/chat/cards/{cid}/answer", this::answer);
+                .post("/v1/chat/cards/{cid}/answer", this::answer)
+                .get("/v1/messages/{mid}/prompt", this::prompt);
+    }
+
+    /**
+     * The prompt an envelope's receiver (an agent's runner) gives its agent: a chat message's
+     * conversation formatted for agents, the newest {@code max} (default 10) messages up to it.
+     */
+    private void prompt(Exchange ex) {
+        var caller = ex.caller();
+        int max = (int) ex.longQuery("max", 1, PromptFormat.MAX_MESSAGES, ErrorCode.INVALID_REQUEST)
+                .orElse(PromptFormat.DEFAULT_MAX_MESSAGES);
+        ex.json(200, Json.object().put("id", ex.path("mid")).put("prompt", chats.prompt(caller, ex.path("mid"), max)));
     }
 
     private void putPlatform(Exchange ex) {

@@ -84,7 +84,7 @@ class ChatWebhookTest {
             String ops = hub.createNode("ops", null);
             String other = hub.createNode("other", null);
             for (String spec : List.of("id: upper\ncommand: [sh, -c, \"tr a-z A-Z\"]\n",
-                    "id: listener\ncommand: [sh, -c, \"echo '<internal>note to self</internal>' heard: $(cat)\"]\n")) {
+                    "id: listener\ncommand: [sh, -c, \"printf '<internal>note to self</internal>heard: '; cat\"]\n")) {
                 assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", spec)).status());
             }
             assertError(hub.put(ops, "/v1/chat/platforms/slack", obj("secret", SECRET)), 403, "forbidden");
@@ -136,9 +136,15 @@ class ChatWebhookTest {
                     .filter(id -> id.startsWith("h-ann-u1-")).findFirst().orElseThrow();
             assertEquals("human", hub.get(hub.admin(), "/v1/nodes/" + human).text("kind"));
             // The answer is posted back into the room, as a reply to the message, by the bridge.
+            // The agent's turn read the message formatted for agents (its command upper-cases what it reads).
             await().atMost(WAIT).until(() -> bridge.posts.size() == 1);
             JsonNode posted = bridge.posts.getFirst();
-            assertEquals(List.of("slack", "C1", "U1", "m1", "HELLO @BOT"), List.of(posted.get("platform").asText(),
+            String firstTurn = """
+                    <context timezone="UTC"/>
+                    <messages>
+                    <message id="m1" from="%s" sender="Ann U1" time="Jan 5, 2026, 9:30 AM">hello @bot</message>
+                    </messages>""".formatted(human).toUpperCase(java.util.Locale.ROOT);
+            assertEquals(List.of("slack", "C1", "U1", "m1", firstTurn), List.of(posted.get("platform").asText(),
                     posted.get("room").asText(), posted.get("user").asText(), posted.get("replyTo").asText(),
                     posted.get("text").asText()), posted::toString);
 
@@ -148,10 +154,30 @@ class ChatWebhookTest {
             assertEquals("listener", deploy.at("/woken/0").asText(), deploy::toString);
             assertEquals("upper", deploy.at("/context/0").asText());
             await().atMost(WAIT).until(() -> bridge.posts.size() == 2);
-            assertEquals(List.of("HELLO @BOT", "heard: time to deploy"), bridge.posts.stream()
-                    .map(r -> r.get("text").asText()).toList(), "the retried message was not answered twice;"
-                    + " what the agent kept <internal> was not posted");
+            assertEquals(firstTurn, bridge.posts.getFirst().get("text").asText(), "the retry was not answered twice");
+            // The listener's turn read the conversation, formatted for agents: the earlier message it kept as
+            // context, then the one that woke it, each said at its time; what it kept <internal> was not posted.
+            assertEquals("""
+                    heard: <context timezone="UTC"/>
+                    <messages>
+                    <message id="m1" from="%s" sender="Ann U1" time="Jan 5, 2026, 9:30 AM">hello @bot</message>
+                    <message id="m3" from="%s" sender="Ann U1" time="Jan 5, 2026, 9:30 AM">time to deploy</message>
+                    </messages>""".formatted(human, human), bridge.posts.get(1).get("text").asText());
+            // The prompt of a chat message, for its receiver's runner (parley agent run reads it): the same formatter.
+            String listenerToken = hub.post(hub.admin(), "/v1/nodes/listener/token", obj()).text("token");
+            String deployEnvelope = hub.inboxAll(listenerToken, "/v1/inbox").stream()
+                    .filter(e -> "m3".equals(e.at("/meta/chat.message_id").asText())).findFirst().orElseThrow()
+                    .get("id").asText();
+            assertEquals(bridge.posts.get(1).get("text").asText().substring("heard: ".length()),
+                    hub.get(listenerToken, "/v1/messages/" + deployEnvelope + "/prompt").text("prompt"));
+            assertTrue(hub.get(listenerToken, "/v1/messages/" + deployEnvelope + "/prompt?max=1").text("prompt")
+                    .contains("time to deploy") && !hub.get(listenerToken, "/v1/messages/" + deployEnvelope
+                    + "/prompt?max=1").text("prompt").contains("hello @bot"), "max=1: the message alone");
+            assertError(hub.get(listenerToken, "/v1/messages/" + deployEnvelope + "/prompt?max=101"), 400,
+                    "invalid_request");
+            assertError(hub.get(other, "/v1/messages/" + deployEnvelope + "/prompt"), 404, "message_not_found");
             String humanToken = hub.post(hub.admin(), "/v1/nodes/" + human + "/token", obj()).text("token");
+            assertError(hub.get(humanToken, "/v1/messages/" + deployEnvelope + "/prompt"), 403, "forbidden");
             assertEquals(2, replies(hub, humanToken).size(), "both answers reached the human's node");
             assertTrue(replies(hub, humanToken).stream().allMatch(r -> hub.status(humanToken, r.get("id").asText())
                     .text("state").equals("processed")), "each acked once its bridge took it");
@@ -199,8 +225,9 @@ class ChatWebhookTest {
                     "o1", "text", "approve " + card + " upper"), SECRET).json();
             assertEquals("upper", approved.at("/woken/0").asText(), approved::toString);
             await().atMost(WAIT).until(() -> bridge.posts.size() == 2);
-            assertEquals(List.of("D9", "CAN YOU HELP?"), List.of(bridge.posts.get(1).get("room").asText(),
-                    bridge.posts.get(1).get("text").asText()));
+            assertEquals("D9", bridge.posts.get(1).get("room").asText());
+            String dmTurn = bridge.posts.get(1).get("text").asText();
+            assertTrue(dmTurn.contains("SENDER=\"BO\"") && dmTurn.endsWith(">CAN YOU HELP?</MESSAGE>\n</MESSAGES>"), dmTurn);
             JsonNode wiring = hub.get(hub.admin(), "/v1/chat/groups").items().getFirst().get("wirings").get(0);
             assertEquals(List.of("pattern", "."), List.of(wiring.get("engageMode").asText(),
                     wiring.get("engagePattern").asText()), "a DM's default: every message engages");
