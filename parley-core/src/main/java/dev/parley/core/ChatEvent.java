@@ -7,11 +7,12 @@ import java.util.Optional;
  * A message said in a chat room, as an adapter hands it in: which platform and room (and what
  * kind of room), who said it (the platform's user id and display name), the platform's id of
  * the message (a message handed in twice is taken once), its text, whether it mentions the
- * bot, its thread, the message it replies to, and when it was said.
+ * bot, its thread, the message it replies to, when it was said, and, when the platform knows
+ * it, the user's time zone (an IANA name; anything else is dropped: agents then see UTC).
  */
 public record ChatEvent(String platform, String room, Engagement.RoomKind roomKind, String roomName, String user,
                         String userName, String messageId, String text, boolean mentionsBot, Optional<String> thread,
-                        Optional<Reply> replyTo, Instant at) {
+                        Optional<Reply> replyTo, Instant at, Optional<String> userTimeZone) {
     /** Most characters of text a chat message may have. */
     public static final int MAX_TEXT = 16 * 1024;
 
@@ -31,6 +32,7 @@ public record ChatEvent(String platform, String room, Engagement.RoomKind roomKi
                     + " characters; this one has " + text.length());
         }
         thread.ifPresent(t -> MessagingGroup.requireText("thread", t));
+        userTimeZone = userTimeZone.filter(zone -> PromptFormat.zone(zone).getId().equals(zone)); // an IANA name, or none
     }
 
     /** The message this one replies to: its platform id, who said it, and its text (quoted to the agent). */

@@ -216,10 +216,14 @@ public final class Chats {
     }
 
     /** Adds a platform user to a group as a known member (the admin), with the human node that speaks for it. */
-    public NodeId addMember(Principal caller, String groupId, String user, String userName) {
+    public NodeId addMember(Principal caller, String groupId, String user, String userName, Optional<String> timeZone) {
         requireAdmin(caller, "add members");
         MessagingGroup group = store.group(groupId).orElseThrow(() -> groupNotFound(groupId));
-        NodeId human = humanFor(group.platform(), user, userName);
+        if (timeZone.isPresent() && !PromptFormat.zone(timeZone.get()).getId().equals(timeZone.get())) {
+            throw new ParleyException(ErrorCode.INVALID_TIME_ZONE, "timeZone must be an IANA zone name such as"
+                    + " Europe/Berlin, not '" + timeZone.get() + "'");
+        }
+        NodeId human = humanFor(group.platform(), user, userName, timeZone);
         store.addMember(group.id(), human, true, clock.instant());
         return human;
     }
@@ -479,7 +483,7 @@ public final class Chats {
     }
 
     private NodeId humanFor(ChatEvent event) {
-        return humanFor(event.platform(), event.user(), event.userName());
+        return humanFor(event.platform(), event.user(), event.userName(), event.userTimeZone());
     }
 
     /**
@@ -487,7 +491,7 @@ public final class Chats {
      * the hub) the first time: {@code h-<name>-<hash>}, the hash telling apart users whose
      * names read alike.
      */
-    private NodeId humanFor(String platform, String user, String userName) {
+    private NodeId humanFor(String platform, String user, String userName, Optional<String> timeZone) {
         Optional<NodeId> known = store.identity(platform, user);
         if (known.isPresent()) {
             return known.get();
@@ -500,6 +504,7 @@ public final class Chats {
             labels.put("chat.platform", platform);
             labels.put("chat.user", user);
             labels.put("a2a.name", userName);
+            timeZone.ifPresent(zone -> labels.put(PromptFormat.TIME_ZONE_LABEL, zone)); // agents see times in it
             registry.create(HUB, new NewNode(id, NodeKind.HUMAN, Optional.empty(), labels));
         }
         store.bindIdentity(platform, user, id);

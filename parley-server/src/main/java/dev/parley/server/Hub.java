@@ -320,7 +320,7 @@ public final class Hub implements AutoCloseable {
             ChatOutbox chatOutbox = new ChatOutbox(chats, graph);
             services.add(chatOutbox);
             committed.add(chatOutbox);
-            new ChatRoutes(chats).register(routes);
+            new ChatRoutes(chats, metrics).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));

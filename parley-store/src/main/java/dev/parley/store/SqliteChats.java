@@ -24,7 +24,7 @@ public final class SqliteChats implements ChatStore {
             + " created_at";
     private static final String CARD_COLUMNS = "id, kind, group_id, approver, raised_at, platform, room, room_kind,"
             + " room_name, user_id, user_name, message_id, text, mentions, thread, reply_id, reply_from, reply_text,"
-            + " said_at";
+            + " said_at, user_tz";
     private static final String APPROVER = "approver";
 
     private final Writer writer;
@@ -212,7 +212,7 @@ public final class SqliteChats implements ChatStore {
         return writer.submit(tx -> {
             ChatEvent e = card.held();
             var insert = tx.statements().get("INSERT OR IGNORE INTO chat_cards (" + CARD_COLUMNS + ", subject)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
             insert.setString(1, card.id());
             insert.setString(2, card.kind().wire());
             insert.setString(3, card.groupId());
@@ -232,7 +232,8 @@ public final class SqliteChats implements ChatStore {
             Rows.setNullable(insert, 17, e.replyTo().map(ChatEvent.Reply::from));
             Rows.setNullable(insert, 18, e.replyTo().map(ChatEvent.Reply::text));
             insert.setLong(19, e.at().toEpochMilli());
-            insert.setString(20, card.kind() == ApprovalCard.Kind.ROOM ? Chats.ROOM_SUBJECT : e.user());
+            Rows.setNullable(insert, 20, e.userTimeZone());
+            insert.setString(21, card.kind() == ApprovalCard.Kind.ROOM ? Chats.ROOM_SUBJECT : e.user());
             if (insert.executeUpdate() == 0) {
                 return false; // one card per group and sender: another is pending
             }
@@ -398,7 +399,8 @@ public final class SqliteChats implements ChatStore {
                 java.util.Objects.requireNonNullElse(rs.getString(18), "")));
         ChatEvent held = new ChatEvent(rs.getString(6), rs.getString(7), wire(Engagement.RoomKind.values(),
                 rs.getString(8)), rs.getString(9), rs.getString(10), rs.getString(11), rs.getString(12), rs.getString(13),
-                rs.getInt(14) == 1, Optional.ofNullable(rs.getString(15)), reply, Instant.ofEpochMilli(rs.getLong(19)));
+                rs.getInt(14) == 1, Optional.ofNullable(rs.getString(15)), reply, Instant.ofEpochMilli(rs.getLong(19)),
+                Optional.ofNullable(rs.getString(20)));
         return new ApprovalCard(rs.getString(1), wire(ApprovalCard.Kind.values(), rs.getString(2)), rs.getString(3),
                 Optional.ofNullable(rs.getString(4)).map(NodeId::new), held, Instant.ofEpochMilli(rs.getLong(5)));
     }

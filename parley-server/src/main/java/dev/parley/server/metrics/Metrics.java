@@ -3,6 +3,7 @@ package dev.parley.server.metrics;
 import dev.parley.core.Appended;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
+import dev.parley.core.Chats;
 import dev.parley.core.TaskState;
 import dev.parley.store.CommitObserver;
 
@@ -112,6 +113,7 @@ public final class Metrics implements CommitObserver {
         counter(out, "parley_schedule_skips_total", "Occurrences of scheduled sends refused when they came, and skipped.",
                 schedulesSkipped.sum());
         renderTopicsAndTasks(out);
+        renderChat(out);
         renderAdmission(out); // admission and rate limits
         renderPolicy(out); // policy rules, payload schemas, audit retention
         renderConnections(out); // connection timeouts and the per-address cap
@@ -190,6 +192,27 @@ public final class Metrics implements CommitObserver {
     /** A task was created ({@code submitted}) or moved to {@code state}. */
     public void taskReached(TaskState state) {
         tasksReached.get(state).increment();
+    }
+
+    // --- chat ---
+    /** What chat messages did: per wired agent woken, kept as context or skipped; per message held or dropped. */
+    private final Map<String, LongAdder> chat = new java.util.TreeMap<>(Map.of("woken", new LongAdder(), "context",
+            new LongAdder(), "skipped", new LongAdder(), "held", new LongAdder(), "dropped", new LongAdder()));
+
+    public void chatHandled(Chats.Handled handled) {
+        chat.get("woken").add(handled.woken().size());
+        chat.get("context").add(handled.context().size());
+        chat.get("skipped").add(handled.skipped().size());
+        handled.card().ifPresent(c -> chat.get("held").increment());
+        handled.dropped().ifPresent(d -> chat.get("dropped").increment());
+    }
+
+    private void renderChat(StringBuilder out) {
+        out.append("# HELP parley_chat_messages_total Chat messages handed in: per wired agent woken, context or")
+                .append(" skipped; per message held for approval or dropped.\n");
+        out.append("# TYPE parley_chat_messages_total counter\n");
+        chat.forEach((outcome, count) -> out.append("parley_chat_messages_total{outcome=\"").append(outcome)
+                .append("\"} ").append(count.sum()).append('\n'));
     }
 
     private void renderTopicsAndTasks(StringBuilder out) {

@@ -14,6 +14,7 @@ import dev.parley.core.WebhookSignature;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
+import dev.parley.server.metrics.Metrics;
 import dev.parley.server.wire.Json;
 import dev.parley.server.wire.Views;
 
@@ -29,9 +30,11 @@ import java.util.Optional;
  */
 public final class ChatRoutes {
     private final Chats chats;
+    private final Metrics metrics;
 
-    public ChatRoutes(Chats chats) {
+    public ChatRoutes(Chats chats, Metrics metrics) {
         this.chats = chats;
+        this.metrics = metrics;
     }
 
     public void register(Routes routes) {
@@ -92,8 +95,10 @@ public final class ChatRoutes {
                 body.requiredString("messageId"), body.requiredString("text"), body.bool("mentionsBot").orElse(false),
                 body.string("thread"), reply.map(r -> new ChatEvent.Reply(r.requiredString("messageId"),
                 r.string("from").orElse(""), r.string("text").orElse(""))),
-                body.instant("at").orElse(Instant.now()));
-        ex.json(200, Views.handled(chats.inbound(event)));
+                body.instant("at").orElse(Instant.now()), body.string("userTimeZone"));
+        Chats.Handled handled = chats.inbound(event);
+        metrics.chatHandled(handled);
+        ex.json(200, Views.handled(handled));
     }
 
     private void putGroup(Exchange ex) {
@@ -141,7 +146,8 @@ public final class ChatRoutes {
     private void addMember(Exchange ex) {
         Body body = ex.body();
         String user = body.requiredString("user");
-        NodeId node = chats.addMember(ex.caller(), ex.path("gid"), user, body.string("userName").orElse(user));
+        NodeId node = chats.addMember(ex.caller(), ex.path("gid"), user, body.string("userName").orElse(user),
+                body.string("timeZone"));
         ex.json(200, Json.object().put("node", node.value()));
     }
 

@@ -75,7 +75,8 @@ class ChatWebhookTest {
 
     private static ObjectNode said(String user, String messageId, String text, boolean mention) {
         return obj("room", "C1", "roomKind", "group", "roomName", "#dev", "user", user, "userName", "Ann " + user,
-                "messageId", messageId, "text", text, "mentionsBot", mention, "at", "2026-01-05T09:30:00Z");
+                "messageId", messageId, "text", text, "mentionsBot", mention, "at", "2026-01-05T09:30:00Z",
+                "userTimeZone", "America/New_York");
     }
 
     @Test
@@ -139,10 +140,11 @@ class ChatWebhookTest {
             // The agent's turn read the message formatted for agents (its command upper-cases what it reads).
             await().atMost(WAIT).until(() -> bridge.posts.size() == 1);
             JsonNode posted = bridge.posts.getFirst();
+            // Her times in her own zone: the platform said she is in New York.
             String firstTurn = """
-                    <context timezone="UTC"/>
+                    <context timezone="America/New_York"/>
                     <messages>
-                    <message id="m1" from="%s" sender="Ann U1" time="Jan 5, 2026, 9:30 AM">hello @bot</message>
+                    <message id="m1" from="%s" sender="Ann U1" time="Jan 5, 2026, 4:30 AM">hello @bot</message>
                     </messages>""".formatted(human).toUpperCase(java.util.Locale.ROOT);
             assertEquals(List.of("slack", "C1", "U1", "m1", firstTurn), List.of(posted.get("platform").asText(),
                     posted.get("room").asText(), posted.get("user").asText(), posted.get("replyTo").asText(),
@@ -158,10 +160,10 @@ class ChatWebhookTest {
             // The listener's turn read the conversation, formatted for agents: the earlier message it kept as
             // context, then the one that woke it, each said at its time; what it kept <internal> was not posted.
             assertEquals("""
-                    heard: <context timezone="UTC"/>
+                    heard: <context timezone="America/New_York"/>
                     <messages>
-                    <message id="m1" from="%s" sender="Ann U1" time="Jan 5, 2026, 9:30 AM">hello @bot</message>
-                    <message id="m3" from="%s" sender="Ann U1" time="Jan 5, 2026, 9:30 AM">time to deploy</message>
+                    <message id="m1" from="%s" sender="Ann U1" time="Jan 5, 2026, 4:30 AM">hello @bot</message>
+                    <message id="m3" from="%s" sender="Ann U1" time="Jan 5, 2026, 4:30 AM">time to deploy</message>
                     </messages>""".formatted(human, human), bridge.posts.get(1).get("text").asText());
             // The prompt of a chat message, for its receiver's runner (parley agent run reads it): the same formatter.
             String listenerToken = hub.post(hub.admin(), "/v1/nodes/listener/token", obj()).text("token");
@@ -182,6 +184,11 @@ class ChatWebhookTest {
             assertTrue(replies(hub, humanToken).stream().allMatch(r -> hub.status(humanToken, r.get("id").asText())
                     .text("state").equals("processed")), "each acked once its bridge took it");
 
+            // Counted: per agent woken, context, skipped; per message held, dropped.
+            assertEquals(List.of(2.0, 2.0, 1.0, 1.0), List.of(hub.metric("parley_chat_messages_total{outcome=\"woken\"}"),
+                    hub.metric("parley_chat_messages_total{outcome=\"context\"}"),
+                    hub.metric("parley_chat_messages_total{outcome=\"held\"}"),
+                    hub.metric("parley_chat_messages_total{outcome=\"dropped\"}")));
             // A node cannot forge the hub's card.
             assertError(hub.post(ops, "/v1/messages", obj("to", "other", "kind", "approval_card", "text", "x")), 400,
                     "invalid_request");

@@ -72,6 +72,7 @@ CREATE TABLE chat_cards (
     reply_from  TEXT,
     reply_text  TEXT,
     said_at     INTEGER NOT NULL,
+    user_tz     TEXT,
     UNIQUE (group_id, subject)
 );
 
