@@ -243,6 +243,33 @@ public final class Chats {
                         Optional.empty(), rules.version(), Optional.empty()));
     }
 
+    /**
+     * Registers an IRC platform (the admin): the hub connects to its network as {@code irc.nick}
+     * and joins its channels; its password, if any, is kept sealed. A bridge of the same id is replaced.
+     */
+    public ChatPlatform.Irc putIrc(Principal caller, String id, String server, boolean tls, String nick,
+                                   List<String> channels, Optional<String> password) {
+        requireAdmin(caller, "register chat platforms");
+        ChatPlatform.Irc irc = ChatPlatform.Irc.of(id, server, tls, nick, channels, password);
+        store.putIrc(irc, clock.instant(), Actor.of(caller, "chat.platform", clock.instant()).allow(irc.id(),
+                "IRC platform registered: " + irc.server() + (irc.tls() ? " over TLS" : "") + " as " + irc.nick()
+                        + " in " + String.join(", ", irc.channels()) + irc.password().map(p -> " (its password sealed)")
+                        .orElse(""), Optional.empty(), rules.version(), Optional.empty()));
+        return irc;
+    }
+
+    /** Every registered platform (the admin). */
+    public List<ChatPlatform> platforms(Principal caller) {
+        requireAdmin(caller, "list chat platforms");
+        return store.platforms();
+    }
+
+    /** The IRC platforms: the hub connects to each when it starts. */
+    public List<ChatPlatform.Irc> ircNetworks() {
+        return store.platforms().stream().filter(p -> p instanceof ChatPlatform.Irc)
+                .map(p -> (ChatPlatform.Irc) p).toList();
+    }
+
     /** The platforms whose bridge takes chat messages out (the generic webhook adapter's). */
     public List<String> bridgedPlatforms() {
         return store.bridgedPlatforms();
