@@ -313,13 +313,15 @@ public final class Hub implements AutoCloseable {
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
-            // Humans in chat rooms: messaging groups, wirings, approval cards, the chat webhook adapter.
+            // Humans in chat rooms: messaging groups, wirings, approval cards, the chat webhook and IRC adapters.
             Chats chats = new Chats(graph, registry, router, messages, store.chats(sealer), new Re2Patterns(),
                     Views::approvalCardNotice, notices, store, livePolicy, clock, ids);
             ChatOutbox chatOutbox = new ChatOutbox(chats, graph);
             services.add(chatOutbox);
             committed.add(chatOutbox);
-            new ChatRoutes(chats).register(routes);
+            // Every stored IRC network is connected to again; a bridge needs no connection of its own.
+            chats.ircNetworks().forEach(chatOutbox::follow);
+            new ChatRoutes(chats, chatOutbox).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));

@@ -1,5 +1,6 @@
 package dev.parley.server.chat;
 
+import dev.parley.core.ChatPlatform;
 import dev.parley.core.Chats;
 import dev.parley.core.Envelope;
 import dev.parley.core.Graph;
@@ -32,7 +33,7 @@ public final class ChatOutbox implements Notifier, AutoCloseable {
     private final Graph graph;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).followRedirects(HttpClient.Redirect.NEVER).build();
-    /** Adapters with their own connection (IRC); platforms with a bridge get a webhook adapter. */
+    /** Adapters with their own connection (IRC), by platform; platforms with a bridge get a webhook adapter. */
     private final Map<String, ChatAdapter> adapters = new ConcurrentHashMap<>();
     /** One thread: posts keep their order per platform. */
     private final ScheduledExecutorService worker = Executors.newSingleThreadScheduledExecutor(
@@ -44,9 +45,27 @@ public final class ChatOutbox implements Notifier, AutoCloseable {
         worker.scheduleWithFixedDelay(this::pass, PASS.toMillis(), PASS.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** An adapter with its own connection; it calls {@link #ready} when it (re)connects. */
+    /**
+     * Follows what the admin registered: an IRC network is connected to, its previous connection
+     * (if any) closed; a bridge needs no connection of its own, so an IRC one of that id is closed.
+     */
+    public void follow(ChatPlatform platform) {
+        switch (platform) {
+            case ChatPlatform.Irc irc -> register(IrcAdapter.connect(irc, chats, this::ready));
+            case ChatPlatform.Bridge bridge -> Optional.ofNullable(adapters.remove(bridge.id()))
+                    .ifPresent(ChatAdapter::close);
+        }
+    }
+
+    /** An adapter with its own connection, replacing (and closing) one of its platform; it calls {@link #ready} when it (re)connects. */
     public void register(ChatAdapter adapter) {
-        adapters.put(adapter.platform(), adapter);
+        Optional.ofNullable(adapters.put(adapter.platform(), adapter)).filter(before -> before != adapter)
+                .ifPresent(ChatAdapter::close);
+    }
+
+    /** Whether a platform's own connection is up; empty for a bridge or a platform not registered. */
+    public Optional<Boolean> connected(String platform) {
+        return Optional.ofNullable(adapters.get(platform)).flatMap(ChatAdapter::connected);
     }
 
     /** A platform (re)connected: what it missed goes out now. */
@@ -105,5 +124,7 @@ public final class ChatOutbox implements Notifier, AutoCloseable {
     @Override
     public void close() {
         worker.shutdownNow();
+        adapters.values().forEach(ChatAdapter::close);
+        adapters.clear();
     }
 }

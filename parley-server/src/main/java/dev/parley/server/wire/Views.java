@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
 import dev.parley.core.ApprovalCard;
 import dev.parley.core.Capability;
+import dev.parley.core.ChatPlatform;
 import dev.parley.core.Chats;
 import dev.parley.core.MessagingGroup;
 import dev.parley.core.Payload;
@@ -325,6 +326,23 @@ public final class Views {
                 + " called the bot — approve (naming agents) or deny card " + card.id();
         return new Payload(Optional.of(text), Optional.of(jsonText(approvalCard(card))), Optional.of(card.id()),
                 Optional.empty(), Optional.empty(), Map.of());
+    }
+
+    /** A chat platform as the admin sees it: never a secret or password, only whether one is set; an IRC network's connection. */
+    public static ObjectNode chatPlatform(ChatPlatform platform, Optional<Boolean> connected) {
+        ObjectNode out = Json.object();
+        out.put("id", platform.id());
+        switch (platform) {
+            case ChatPlatform.Bridge bridge -> out.put("kind", "webhook").put("outboundUrl",
+                    bridge.outboundUrl().orElse(null));
+            case ChatPlatform.Irc irc -> {
+                out.put("kind", "irc").put("server", irc.server()).put("tls", irc.tls()).put("nick", irc.nick());
+                irc.channels().forEach(out.putArray("channels")::add);
+                out.put("password", irc.password().isPresent());
+            }
+        }
+        connected.ifPresent(up -> out.put("connected", up));
+        return out;
     }
 
     /** What became of a chat message handed in. */
