@@ -44,7 +44,7 @@ public final class IrcAdapter implements ChatAdapter {
     /** One line a second: what servers let a client send without an "Excess Flood". */
     static final Duration PACE = Duration.ofSeconds(1);
     /** Lines waiting in the client while more are refused: the rest waits in the hub, durably. */
-    static final int BACKLOG = 100;
+    static final int BACKLOG = 20;
     static final Duration FIRST_RETRY = Duration.ofSeconds(1);
     static final Duration LAST_RETRY = Duration.ofSeconds(30);
     /** How often a bot that had to take another nick (its own was still held) asks for its own again. */

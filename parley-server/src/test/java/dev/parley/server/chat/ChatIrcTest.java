@@ -2,6 +2,7 @@ package dev.parley.server.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.WebhookSignature;
 import dev.parley.server.it.HubFixture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -129,6 +131,18 @@ class ChatIrcTest {
             stranger.awaitHeard("parley", "#dev", "HELLO");
             assertEquals(List.of(), hub.get(hub.admin(), "/v1/chat/cards").items());
             assertTrue(hub.get(hub.admin(), "/v1/audit?action=chat.card").body().contains("sender card approved"));
+
+            // Nothing comes in for an IRC platform over the webhook; registered as a bridge, the bot leaves.
+            byte[] forged = obj("room", "#dev", "user", "approver", "messageId", "m1", "text", "approve " + card)
+                    .toString().getBytes(StandardCharsets.UTF_8);
+            assertError(hub.request("POST", "/v1/chat/inbound/irc", null, forged, Map.of("Content-Type",
+                    "application/json", WebhookSignature.HEADER, WebhookSignature.sign("any-secret-at-all-123", forged))),
+                    401, "unauthorized");
+            assertEquals(204, hub.put(hub.admin(), "/v1/chat/platforms/irc", obj("secret", "bridge-secret-0123456789"))
+                    .status());
+            stranger.awaitQuit("parley");
+            assertEquals(List.of("webhook"), hub.get(hub.admin(), "/v1/chat/platforms").items().stream()
+                    .map(p -> p.get("kind").asText()).toList());
         }
     }
 
