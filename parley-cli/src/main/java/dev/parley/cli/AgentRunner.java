@@ -61,7 +61,8 @@ final class AgentRunner {
                 return;
             }
             JsonNode meta = envelope.path("meta");
-            if ("false".equals(meta.path("trigger").asText(null))) { // a chat message kept as context: no turn of its own
+            boolean person = envelope.path("from").asText().startsWith("h-"); // chat meta counts on people's messages only
+            if (person && "false".equals(meta.path("trigger").asText(null))) { // kept as context: no turn of its own
                 retrying(at + "/ack", status("processed"));
                 return;
             }
@@ -69,7 +70,7 @@ final class AgentRunner {
                 return;
             }
             JsonNode input = envelope;
-            if (meta.has("chat.group")) { // a chat message: the turn reads its conversation, formatted by the hub
+            if (person && meta.has("chat.group")) { // a chat message: the turn reads its conversation, formatted by the hub
                 ObjectNode withPrompt = envelope.deepCopy();
                 withPrompt.put("text", client.get(at + "/prompt?max=" + settings.maxMessages()).path("prompt").asText());
                 input = withPrompt;

@@ -58,14 +58,21 @@ public interface ChatStore {
 
     List<ApprovalCard> pendingCards();
 
-    /** Removes an answered card, with the answer's audit entry. */
-    void settle(String cardId, AuditEntry audit);
+    /** Removes an answered card, with the answer's audit entry; false (nothing written) when it was not pending. */
+    boolean settle(String cardId, AuditEntry audit);
 
     /**
      * Registers (or replaces) a platform whose adapter signs what it hands in, with its secret,
-     * and the URL its bridge takes chat messages out at, if any.
+     * and the URL its bridge takes chat messages out at, if any; an IRC platform of the same id
+     * is replaced.
      */
     void putPlatform(String id, String secret, Optional<String> outboundUrl, Instant at, AuditEntry audit);
+
+    /** Registers (or replaces) an IRC platform, its password sealed; a bridge of the same id is replaced. */
+    void putIrc(ChatPlatform.Irc irc, Instant at, AuditEntry audit);
+
+    /** Every registered platform, bridges and IRC networks, by id. */
+    List<ChatPlatform> platforms();
 
     /** The URL a platform's bridge takes chat messages out at, if it has one. */
     Optional<String> platformOutbound(String id);

@@ -23,6 +23,8 @@ import java.util.function.Function;
  * in and carry envelopes out.
  */
 public final class Chats {
+    /** How the ids of the human nodes the hub makes for people in chat rooms begin (no node may take one). */
+    public static final String HUMAN_PREFIX = "h-";
     /** Meta keys of the envelopes a chat message becomes. */
     public static final String TRIGGER = "trigger";
     public static final String PLATFORM = "chat.platform";
@@ -79,20 +81,21 @@ public final class Chats {
     }
 
     /** What became of a chat message: per agent woken, kept as context, skipped; held for approval; or dropped with why. */
-    public record Handled(List<NodeId> woken, List<NodeId> context, List<NodeId> skipped, Optional<String> card,
-                          Optional<String> dropped) {
+    public record Handled(List<NodeId> woken, List<NodeId> context, List<NodeId> skipped, List<NodeId> refused,
+                          Optional<String> card, Optional<String> dropped) {
         public Handled {
             woken = List.copyOf(woken);
             context = List.copyOf(context);
             skipped = List.copyOf(skipped);
+            refused = List.copyOf(refused);
         }
 
         static Handled dropped(String why) {
-            return new Handled(List.of(), List.of(), List.of(), Optional.empty(), Optional.of(why));
+            return new Handled(List.of(), List.of(), List.of(), List.of(), Optional.empty(), Optional.of(why));
         }
 
         static Handled held(String card) {
-            return new Handled(List.of(), List.of(), List.of(), Optional.of(card), Optional.empty());
+            return new Handled(List.of(), List.of(), List.of(), List.of(), Optional.of(card), Optional.empty());
         }
     }
 
@@ -150,9 +153,18 @@ public final class Chats {
         String what = answer instanceof ApprovalCard.Answer.Approve ? "approved" : "rejected";
         AuditEntry entry = actor.allow(cardId, card.kind().wire() + " card " + what + " (" + card.held().userName()
                 + " in " + group.name() + ")", Optional.empty(), rules.version(), Optional.empty());
+        if (answer instanceof ApprovalCard.Answer.Approve approve && card.kind() == ApprovalCard.Kind.ROOM) {
+            if (approve.agents().isEmpty()) {
+                throw new ParleyException(ErrorCode.INVALID_REQUEST, "approving a room card names the agents to wire"
+                        + " it to (agents: [node, …]; in chat: approve " + cardId + " AGENT …)");
+            }
+            approve.agents().forEach(this::requireNode);
+        }
+        if (!store.settle(cardId, entry)) { // answered meanwhile: only the first answer acts
+            throw new ParleyException(ErrorCode.CARD_NOT_FOUND, "card " + cardId + " is not pending (answered already)");
+        }
         return switch (card.kind()) {
             case SENDER -> {
-                store.settle(cardId, entry);
                 if (answer instanceof ApprovalCard.Answer.Reject) {
                     yield Optional.empty();
                 }
@@ -162,13 +174,6 @@ public final class Chats {
             }
             case ROOM -> {
                 if (answer instanceof ApprovalCard.Answer.Approve approve) {
-                    if (approve.agents().isEmpty()) {
-                        throw new ParleyException(ErrorCode.INVALID_REQUEST, "approving a room card names the agents"
-                                + " to wire it to (agents: [node, …])");
-                    }
-                    for (NodeId agent : approve.agents()) {
-                        requireNode(agent);
-                    }
                     for (NodeId agent : approve.agents()) {
                         store.wire(new MessagingGroup.Wiring(group.id(), agent, group.kind().defaultMode(),
                                 group.kind().defaultMode() == Engagement.Mode.PATTERN ? Optional.of(".") : Optional.empty(),
@@ -176,13 +181,12 @@ public final class Chats {
                                 "wired to " + agent + " with the defaults of a " + group.kind().wire() + " room",
                                 Optional.empty(), rules.version(), Optional.empty()));
                     }
-                    store.settle(cardId, entry);
                     // who called the bot in is let in too: the approver saw the message on the card
                     store.addMember(group.id(), humanFor(card.held()), true, actor.at());
                     yield Optional.of(deliver(group, store.wirings(group.id()), card.held(), true, false));
                 }
-                store.putGroup(withDenied(group, actor.at()), entry);
-                store.settle(cardId, entry);
+                store.putGroup(withDenied(group, actor.at()), actor.allow(group.id(), "room denied: not asked about"
+                        + " again", Optional.empty(), rules.version(), Optional.empty()));
                 yield Optional.empty();
             }
         };
@@ -245,6 +249,33 @@ public final class Chats {
                         Optional.empty(), rules.version(), Optional.empty()));
     }
 
+    /**
+     * Registers an IRC platform (the admin): the hub connects to its network as {@code irc.nick}
+     * and joins its channels; its password, if any, is kept sealed. A bridge of the same id is replaced.
+     */
+    public ChatPlatform.Irc putIrc(Principal caller, String id, String server, boolean tls, String nick,
+                                   List<String> channels, Optional<String> password) {
+        requireAdmin(caller, "register chat platforms");
+        ChatPlatform.Irc irc = ChatPlatform.Irc.of(id, server, tls, nick, channels, password);
+        store.putIrc(irc, clock.instant(), Actor.of(caller, "chat.platform", clock.instant()).allow(irc.id(),
+                "IRC platform registered: " + irc.server() + (irc.tls() ? " over TLS" : "") + " as " + irc.nick()
+                        + " in " + String.join(", ", irc.channels()) + irc.password().map(p -> " (its password sealed)")
+                        .orElse(""), Optional.empty(), rules.version(), Optional.empty()));
+        return irc;
+    }
+
+    /** Every registered platform (the admin). */
+    public List<ChatPlatform> platforms(Principal caller) {
+        requireAdmin(caller, "list chat platforms");
+        return store.platforms();
+    }
+
+    /** The IRC platforms: the hub connects to each when it starts. */
+    public List<ChatPlatform.Irc> ircNetworks() {
+        return store.platforms().stream().filter(p -> p instanceof ChatPlatform.Irc)
+                .map(p -> (ChatPlatform.Irc) p).toList();
+    }
+
     /** The platforms whose bridge takes chat messages out (the generic webhook adapter's). */
     public List<String> bridgedPlatforms() {
         return store.bridgedPlatforms();
@@ -272,13 +303,18 @@ public final class Chats {
         if (identity.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, String> said = envelope.corrId().flatMap(audit::message).map(m -> m.envelope().meta())
-                .filter(meta -> identity.get().platform().equals(meta.get(PLATFORM))).orElse(Map.of());
+        // The room of the message this answers: only one this person sent to this sender counts (a corrId is free text).
+        Map<String, String> said = envelope.corrId().flatMap(audit::message).map(MessageRecord::envelope)
+                .filter(original -> original.from().equals(envelope.to()) && original.to().equals(envelope.from()))
+                .map(Envelope::meta).filter(meta -> identity.get().platform().equals(meta.get(PLATFORM)))
+                .orElse(Map.of());
         boolean card = envelope.kind().equals(ApprovalCard.ENVELOPE_KIND);
+        // The hub's other notices (a dead letter about a chat envelope) are not said in the room: nothing to post.
+        String text = envelope.from().equals(NodeId.HUB) && !card ? "" : PromptFormat.visible(envelope.text().orElse(""));
         return Optional.of(new Outbound(envelope.id(), envelope.to(), identity.get().platform(),
                 Optional.ofNullable(said.get(ROOM)), identity.get().user(),
                 Optional.ofNullable(said.get(THREAD)), Optional.ofNullable(said.get(MESSAGE_ID)),
-                PromptFormat.visible(envelope.text().orElse("")), card ? envelope.data() : Optional.empty()));
+                text, card ? envelope.data() : Optional.empty()));
     }
 
     /** The envelopes to the humans of {@code platform} not yet posted (unacked), oldest first, at most {@code limit}. */
@@ -300,6 +336,11 @@ public final class Chats {
         messages.ack(new Principal.Caller(message.human()), message.envelopeId(), new DeliveryEvent.Processed());
     }
 
+    /** The platform refused it for good: the human's envelope fails with why. */
+    public void refused(Outbound message, String why) {
+        messages.ack(new Principal.Caller(message.human()), message.envelopeId(), new DeliveryEvent.Failed(why));
+    }
+
     /**
      * The prompt of envelope {@code id} for its receiver ({@link PromptFormat}): for a chat
      * message, the newest {@code max} messages of its conversation up to it, context-only ones
@@ -317,16 +358,31 @@ public final class Chats {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "maxMessagesPerPrompt must be 1 to "
                     + PromptFormat.MAX_MESSAGES);
         }
-        List<Envelope> conversation = Optional.ofNullable(envelope.meta().get(GROUP))
+        List<Envelope> conversation = Optional.ofNullable(chat(envelope) ? envelope.meta().get(GROUP) : null)
                 .map(group -> audit.conversation(envelope.to(), group, envelope.seq(), max).reversed())
                 .orElse(List.of(envelope));
         String zone = graph.node(envelope.from()).map(n -> n.labels().get(PromptFormat.TIME_ZONE_LABEL)).orElse("UTC");
         return PromptFormat.prompt(conversation.stream().map(PromptFormat::line).toList(), zone == null ? "UTC" : zone);
     }
 
-    /** Whether an envelope is a chat message (its prompt is the conversation). */
-    public static boolean chat(Envelope envelope) {
-        return envelope.meta().containsKey(GROUP);
+    /**
+     * Whether an envelope is a chat message (its prompt is the conversation): chat meta counts
+     * only on what a person of a chat room sent, through the hub — a node that writes such meta
+     * on its own send is just sending meta.
+     */
+    public boolean chat(Envelope envelope) {
+        return envelope.meta().containsKey(GROUP) && fromPerson(envelope);
+    }
+
+    /** A chat message kept for an agent as context only ({@code trigger: false}): it never wakes the agent or runs it. */
+    public boolean contextOnly(Envelope envelope) {
+        return "false".equals(envelope.meta().get(TRIGGER)) && fromPerson(envelope);
+    }
+
+    /** Sent by a human node the hub made for a chat user (no node may take an id of that shape). In memory: it runs on commits. */
+    private boolean fromPerson(Envelope envelope) {
+        return envelope.from().value().startsWith(HUMAN_PREFIX)
+                && graph.node(envelope.from()).filter(n -> n.kind() == NodeKind.HUMAN).isPresent();
     }
 
     /** The signing secret of platform {@code id}; {@code unauthorized} for a platform not registered. */
@@ -383,8 +439,12 @@ public final class Chats {
                 ? new ApprovalCard.Answer.Approve(java.util.Arrays.stream(m.group(3).strip().split("\\s+"))
                 .filter(s -> !s.isEmpty()).map(NodeId::of).toList())
                 : new ApprovalCard.Answer.Reject();
-        return Optional.of(answer(new Principal.Caller(speaker.get()), card.get().id(), answer)
-                .orElse(new Handled(List.of(), List.of(), List.of(), Optional.of(card.get().id()), Optional.empty())));
+        try {
+            return Optional.of(answer(new Principal.Caller(speaker.get()), card.get().id(), answer)
+                    .orElse(Handled.dropped("card " + card.get().id() + " rejected")));
+        } catch (ParleyException e) { // said in chat: the answer is the reason, not an error for the adapter
+            return Optional.of(Handled.dropped("card " + card.get().id() + " not answered: " + e.getMessage()));
+        }
     }
 
     /** A message for the group's wired agents, from a sender the group let in. */
@@ -397,6 +457,7 @@ public final class Chats {
         List<NodeId> woken = new java.util.ArrayList<>();
         List<NodeId> context = new java.util.ArrayList<>();
         List<NodeId> skipped = new java.util.ArrayList<>();
+        List<NodeId> refused = new java.util.ArrayList<>();
         for (MessagingGroup.Wiring wiring : wirings) {
             boolean threadEngaged = event.thread().map(t -> store.engaged(group.id(), wiring.agent(), t)).orElse(false);
             Engagement.Outcome outcome = Engagement.engage(wiring.mode(), wiring.scope(), wiring.ignored(), known,
@@ -405,12 +466,20 @@ public final class Chats {
                 skipped.add(wiring.agent());
                 continue;
             }
-            reach(human, wiring.agent(), group);
             boolean wakes = outcome == Engagement.Outcome.WAKE;
-            router.send(new Principal.Caller(human), new SendRequest(wiring.agent(), SendRequest.DEFAULT_KIND,
-                    new Payload(Optional.of(event.text().isEmpty() ? " " : event.text()), Optional.empty(),
-                            Optional.empty(), event.thread().map(Chats::threadToken), Optional.of(messageId(event,
-                            wiring.agent())), meta(group, event, wakes)), Optional.empty(), Optional.empty()));
+            try { // one agent refused (a deny rule, a deleted node) keeps none of the others from the message
+                reach(human, wiring.agent(), group);
+                router.send(new Principal.Caller(human), new SendRequest(wiring.agent(), SendRequest.DEFAULT_KIND,
+                        new Payload(Optional.of(event.text().isEmpty() ? " " : event.text()), Optional.empty(),
+                                Optional.empty(), event.thread().map(Chats::threadToken), Optional.of(messageId(event,
+                                wiring.agent())), meta(group, event, wakes)), Optional.empty(), Optional.empty()));
+            } catch (ParleyException e) {
+                if (e.code().status() >= 500) {
+                    throw e; // the hub failing: the adapter hands it in again, and what went out is taken once
+                }
+                refused.add(wiring.agent()); // the refusal is audited where it was decided
+                continue;
+            }
             if (wakes) {
                 woken.add(wiring.agent());
                 if (wiring.mode() == Engagement.Mode.MENTION_STICKY && event.mentionsBot() && event.thread().isPresent()) {
@@ -420,14 +489,12 @@ public final class Chats {
                 context.add(wiring.agent());
             }
         }
-        return new Handled(woken, context, skipped, Optional.empty(), Optional.empty());
+        return new Handled(woken, context, skipped, refused, Optional.empty(), Optional.empty());
     }
 
     /** The group's member may reach the agent wired to it: a grant, made once by the hub, audited. */
     private void reach(NodeId human, NodeId agent, MessagingGroup group) {
-        boolean granted = graph.grants().stream().anyMatch(g -> g.from().equals(human)
-                && g.to() instanceof GrantTarget.Node n && n.id().equals(agent));
-        if (!granted) {
+        if (graph.activeGrant(human, agent, clock.instant()).isEmpty()) {
             registry.grant(HUB, new NewGrant(human, new GrantTarget.Node(agent), Optional.empty(),
                     "member of messaging group " + group.platform() + "/" + group.room() + " wired to " + agent));
         }
@@ -497,18 +564,21 @@ public final class Chats {
             return known.get();
         }
         String name = userName.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-").replaceAll("(^-+|-+$)", "");
-        NodeId id = new NodeId("h-" + (name.isEmpty() ? "user" : name.substring(0, Math.min(40, name.length())))
-                + "-" + hash(platform + "\n" + user).substring(0, 8));
-        if (graph.node(id).isEmpty()) {
-            Map<String, String> labels = new LinkedHashMap<>();
-            labels.put("chat.platform", platform);
-            labels.put("chat.user", user);
-            labels.put("a2a.name", userName);
-            timeZone.ifPresent(zone -> labels.put(PromptFormat.TIME_ZONE_LABEL, zone)); // agents see times in it
-            registry.create(HUB, new NewNode(id, NodeKind.HUMAN, Optional.empty(), labels));
+        String base = HUMAN_PREFIX + (name.isEmpty() ? "user" : name.substring(0, Math.min(40, name.length()))) + "-"
+                + hash(platform + "\n" + user).substring(0, 8);
+        // Always a new node: one that exists already (made for another user, or by an admin) is never bound to this one.
+        NodeId id = new NodeId(base);
+        for (int n = 2; graph.node(id).isPresent() || graph.isRetired(id); n++) {
+            id = new NodeId(base + "-" + n);
         }
+        Map<String, String> labels = new LinkedHashMap<>();
+        labels.put("chat.platform", platform);
+        labels.put("chat.user", user);
+        labels.put("a2a.name", userName);
+        timeZone.ifPresent(zone -> labels.put(PromptFormat.TIME_ZONE_LABEL, zone)); // agents see times in it
+        registry.create(HUB, new NewNode(id, NodeKind.HUMAN, Optional.empty(), labels));
         store.bindIdentity(platform, user, id);
-        return id;
+        return store.identity(platform, user).orElse(id); // two first messages at once: the first binding holds
     }
 
     private static Map<String, String> meta(MessagingGroup group, ChatEvent event, boolean wakes) {

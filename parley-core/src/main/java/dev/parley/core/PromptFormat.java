@@ -24,7 +24,8 @@ public final class PromptFormat {
     /** The node label that names a person's time zone (IANA). */
     public static final String TIME_ZONE_LABEL = "timezone";
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("MMM d, yyyy, h:mm a", Locale.US);
-    private static final Pattern INTERNAL = Pattern.compile("(?s)<internal>.*?</internal>");
+    /** An unclosed tag (an answer cut short) hides the rest: what was meant to stay internal never leaks. */
+    private static final Pattern INTERNAL = Pattern.compile("(?s)<internal>.*?(</internal>|$)");
 
     private PromptFormat() {
     }

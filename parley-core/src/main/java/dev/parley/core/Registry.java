@@ -91,6 +91,11 @@ public final class Registry {
         if (Capability.addresses(request.id().value())) { // a task's "to" of this shape names a capability
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "node ids starting cap. are capability addresses");
         }
+        if (request.id().value().startsWith(Chats.HUMAN_PREFIX) && !(caller instanceof Principal.Admin)) {
+            // the hub names the people of chat rooms so: a node that took such an id could be bound to one
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "node ids starting " + Chats.HUMAN_PREFIX
+                    + " are the hub's, for people in chat rooms");
+        }
         if (graph.node(request.id()).isPresent() || graph.isRetired(request.id())) {
             throw new ParleyException(ErrorCode.NODE_EXISTS, "node " + request.id() + " already exists"
                     + (graph.isRetired(request.id()) ? " (deleted; ids are never reused)" : ""));

@@ -194,7 +194,7 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     @Override
     public synchronized List<Envelope> conversation(NodeId node, String group, long upTo, int limit) {
         List<Envelope> out = new ArrayList<>(inboxWhere(node, 0, Integer.MAX_VALUE, e -> e.seq() <= upTo
-                && group.equals(e.meta().get(Chats.GROUP))));
+                && group.equals(e.meta().get(Chats.GROUP)) && e.from().value().startsWith(Chats.HUMAN_PREFIX)));
         java.util.Collections.reverse(out);
         return out.subList(0, Math.min(limit, out.size()));
     }

@@ -58,7 +58,7 @@ class PromptFormatTest {
         assertEquals("Hello  world", PromptFormat.visible("<internal>plan: greet</internal>Hello <internal>a\nb</internal>"
                 + " world \n"));
         assertEquals("", PromptFormat.visible("  <internal>only thoughts</internal>  "));
-        assertEquals("a <internal> b", PromptFormat.visible("a <internal> b"), "an unclosed tag is text");
+        assertEquals("a", PromptFormat.visible("a <internal> b, cut short"), "an unclosed tag hides the rest");
     }
 
     @Test

@@ -316,11 +316,12 @@ public final class Hub implements AutoCloseable {
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
-            // The chat adapters' way out (the webhook adapter's; IRC's register with it).
-            ChatOutbox chatOutbox = new ChatOutbox(chats, graph);
+            // The chat adapters: the webhook bridges' way out, and every stored IRC network connected to again.
+            ChatOutbox chatOutbox = new ChatOutbox(chats, graph, metrics);
             services.add(chatOutbox);
             committed.add(chatOutbox);
-            new ChatRoutes(chats, metrics).register(routes);
+            chats.ircNetworks().forEach(chatOutbox::follow);
+            new ChatRoutes(chats, chatOutbox).register(routes);
             new AdmissionRoutes(admission, registry, signingKeys, metrics).register(routes);
             // A gateway that holds the federation's NATS authority (`parley gateway init`) admits new gateways.
             Optional<GatewayMint> mint = config.gateway().flatMap(g -> AuthorityFile.open(config.dataDir(), sealer));

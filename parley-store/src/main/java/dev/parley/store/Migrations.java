@@ -29,7 +29,8 @@ final class Migrations {
             "V10__claims.sql",
             "V11__capabilities.sql",
             "V12__schedules.sql",
-            "V13__chat.sql");
+            "V13__chat.sql",
+            "V14__chat_irc.sql");
 
     private Migrations() {
     }

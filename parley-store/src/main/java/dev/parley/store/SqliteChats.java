@@ -3,6 +3,7 @@ package dev.parley.store;
 import dev.parley.core.ApprovalCard;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.ChatEvent;
+import dev.parley.core.ChatPlatform;
 import dev.parley.core.ChatStore;
 import dev.parley.core.Chats;
 import dev.parley.core.Engagement;
@@ -267,13 +268,15 @@ public final class SqliteChats implements ChatStore {
     }
 
     @Override
-    public void settle(String cardId, AuditEntry audit) {
-        writer.submit(tx -> {
+    public boolean settle(String cardId, AuditEntry audit) {
+        return writer.submit(tx -> {
             var delete = tx.statements().get("DELETE FROM chat_cards WHERE id = ?");
             delete.setString(1, cardId);
-            delete.executeUpdate();
+            if (delete.executeUpdate() == 0) {
+                return false;
+            }
             Ledger.insertAudit(tx.statements(), audit);
-            return null;
+            return true;
         });
     }
 
@@ -287,8 +290,55 @@ public final class SqliteChats implements ChatStore {
             Rows.setNullable(upsert, 3, outboundUrl);
             upsert.setLong(4, at.toEpochMilli());
             upsert.executeUpdate();
+            var irc = tx.statements().get("DELETE FROM chat_irc WHERE id = ?"); // one id, one kind of platform
+            irc.setString(1, id);
+            irc.executeUpdate();
             Ledger.insertAudit(tx.statements(), audit);
             return null;
+        });
+    }
+
+    @Override
+    public void putIrc(ChatPlatform.Irc irc, Instant at, AuditEntry audit) {
+        writer.submit(tx -> {
+            var upsert = tx.statements().get("INSERT OR REPLACE INTO chat_irc (id, host, port, tls, nick, channels,"
+                    + " password, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+            upsert.setString(1, irc.id());
+            upsert.setString(2, irc.host());
+            upsert.setInt(3, irc.port());
+            upsert.setInt(4, irc.tls() ? 1 : 0);
+            upsert.setString(5, irc.nick());
+            upsert.setString(6, String.join("\n", irc.channels()));
+            Rows.setNullable(upsert, 7, irc.password().map(sealer::seal));
+            upsert.setLong(8, at.toEpochMilli());
+            upsert.executeUpdate();
+            var bridge = tx.statements().get("DELETE FROM chat_platforms WHERE id = ?"); // one id, one kind of platform
+            bridge.setString(1, irc.id());
+            bridge.executeUpdate();
+            Ledger.insertAudit(tx.statements(), audit);
+            return null;
+        });
+    }
+
+    @Override
+    public List<ChatPlatform> platforms() {
+        return readers.read(s -> {
+            List<ChatPlatform> out = new ArrayList<>();
+            try (var rs = s.get("SELECT id, outbound_url FROM chat_platforms").executeQuery()) {
+                while (rs.next()) {
+                    out.add(new ChatPlatform.Bridge(rs.getString(1), Optional.ofNullable(rs.getString(2))));
+                }
+            }
+            try (var rs = s.get("SELECT id, host, port, tls, nick, channels, password FROM chat_irc").executeQuery()) {
+                while (rs.next()) {
+                    String channels = rs.getString(6);
+                    out.add(new ChatPlatform.Irc(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getInt(4) == 1,
+                            rs.getString(5), channels.isEmpty() ? List.of() : List.of(channels.split("\n")),
+                            Optional.ofNullable(rs.getString(7)).map(sealer::open)));
+                }
+            }
+            out.sort(java.util.Comparator.comparing(ChatPlatform::id));
+            return out;
         });
     }
 

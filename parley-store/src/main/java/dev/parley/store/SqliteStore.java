@@ -377,7 +377,8 @@ public final class SqliteStore implements EventStore {
     public List<Envelope> conversation(NodeId node, String group, long upTo, int limit) {
         return readers.read(s -> {
             var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE to_node = ? AND seq <= ?"
-                    + " AND json_extract(meta, '$.\"" + Chats.GROUP + "\"') = ? ORDER BY seq DESC LIMIT ?");
+                    + " AND json_extract(meta, '$.\"" + Chats.GROUP + "\"') = ? AND from_node LIKE '"
+                    + Chats.HUMAN_PREFIX + "%' ORDER BY seq DESC LIMIT ?"); // chat meta counts on people's messages only
             select.setString(1, node.value());
             select.setLong(2, upTo);
             select.setString(3, group);

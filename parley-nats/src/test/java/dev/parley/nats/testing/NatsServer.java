@@ -1,20 +1,13 @@
 package dev.parley.nats.testing;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import io.nats.client.Connection;
@@ -37,15 +30,10 @@ public final class NatsServer implements AutoCloseable {
     private static final List<String> BINARIES = List.of("/usr/sbin/nats-server", "/usr/local/bin/nats-server",
             "/usr/bin/nats-server");
 
-    private final List<String> command;
-    private final Path log;
-    private final int port;
-    private Process process;
+    private final ServerProcess process;
 
-    private NatsServer(List<String> command, Path log, int port) {
-        this.command = List.copyOf(command);
-        this.log = log;
-        this.port = port;
+    private NatsServer(ServerProcess process) {
+        this.process = process;
     }
 
     /** Whether a nats-server binary is installed (tests that need one may skip, saying so, if not). */
@@ -88,9 +76,7 @@ public final class NatsServer implements AutoCloseable {
             } else {
                 command.addAll(List.of("-js", "-a", host, "-p", Integer.toString(port), "-sd", store.toString()));
             }
-            NatsServer server = new NatsServer(command, dir.resolve("nats-server.log"), port);
-            server.launch();
-            return server;
+            return new NatsServer(ServerProcess.start("nats-server", command, dir.resolve("nats-server.log"), port));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start nats-server", e);
         }
@@ -153,11 +139,11 @@ public final class NatsServer implements AutoCloseable {
     }
 
     public String url() {
-        return "nats://127.0.0.1:" + port;
+        return "nats://127.0.0.1:" + process.port();
     }
 
     public int port() {
-        return port;
+        return process.port();
     }
 
     public long pid() {
@@ -166,77 +152,30 @@ public final class NatsServer implements AutoCloseable {
 
     /** The server's log so far (it logs every permission violation, naming the user). */
     public String log() {
-        try {
-            return Files.readString(log, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
+        return process.log();
     }
 
     /** Stops the server by its PID with SIGKILL: no goodbye to clients. */
     public void kill() throws InterruptedException {
-        process.destroyForcibly();
-        process.waitFor();
+        process.kill();
     }
 
     /** Starts the server again on the same port, configuration and store. */
     public void restart() throws IOException {
-        launch();
+        process.restart();
     }
 
     /** SIGTERM, then SIGKILL if it has not stopped within ten seconds. */
     @Override
     public void close() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                kill();
-            }
-        }
-    }
-
-    private void launch() throws IOException {
-        process = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
-        try {
-            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25))
-                    .until(() -> !process.isAlive() || accepting());
-        } catch (RuntimeException e) {
-            process.destroyForcibly();
-            throw e;
-        }
-        if (!process.isAlive()) {
-            String text = log();
-            throw new IllegalStateException("nats-server exited with " + process.exitValue() + ":\n"
-                    + text.substring(Math.max(0, text.length() - 4000)));
-        }
-    }
-
-    private boolean accepting() {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        process.close();
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
+        return ServerProcess.freePort();
     }
 
     private static Optional<Path> find() {
-        List<Path> candidates = new ArrayList<>();
-        String path = System.getenv("PATH");
-        if (path != null) {
-            for (String d : path.split(File.pathSeparator)) {
-                candidates.add(Path.of(d.isEmpty() ? "." : d, "nats-server"));
-            }
-        }
-        BINARIES.stream().map(Path::of).forEach(candidates::add);
-        return candidates.stream().filter(Files::isExecutable).findFirst();
+        return ServerProcess.find("nats-server", BINARIES);
     }
 }

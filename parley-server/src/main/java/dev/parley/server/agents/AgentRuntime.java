@@ -286,7 +286,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     @Override
     public void committed(Envelope envelope) {
         Agent agent = agents.get(envelope.to());
-        if (agent != null && !contextOnly(envelope)) { // context of a chat never wakes an agent
+        if (agent != null && !chats.contextOnly(envelope)) { // context of a chat never wakes an agent
             agent.wake();
         }
     }
@@ -433,7 +433,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 if (envelope.from().equals(NodeId.HUB)) { // the hub's notices are for the agent's log, not its command
                     note("hub notice " + envelope.kind() + ": " + envelope.text().orElse(""));
                     messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
-                } else if (contextOnly(envelope)) { // kept in the inbox as context; the command runs for triggers only
+                } else if (chats.contextOnly(envelope)) { // kept in the inbox as context; the command runs for triggers only
                     messages.ack(caller, envelope.id(), new DeliveryEvent.Processed());
                 } else if (task.isPresent()) {
                     carryOut(envelope, task.get());
@@ -919,11 +919,6 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
     }
 
-    /** A chat message kept for an agent as context only ({@code trigger: false}): it never starts a run. */
-    private static boolean contextOnly(Envelope envelope) {
-        return "false".equals(envelope.meta().get(Chats.TRIGGER));
-    }
-
     /** What a command made of an envelope. */
     private sealed interface Outcome {
         record Output(String text) implements Outcome {
@@ -983,7 +978,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
      * a task's input, or the envelope's text.
      */
     private byte[] prompt(Envelope envelope, AgentSpec spec) {
-        if (Chats.chat(envelope)) {
+        if (chats.chat(envelope)) {
             return chats.prompt(envelope, spec.maxMessagesPerPrompt()).getBytes(StandardCharsets.UTF_8);
         }
         if (envelope.kind().equals(Tasks.KIND)) {

@@ -42,7 +42,7 @@ final class WebhookChatAdapter implements ChatAdapter {
     }
 
     @Override
-    public boolean post(Chats.Outbound message) {
+    public Posted post(Chats.Outbound message) {
         ObjectNode body = Json.object();
         body.put("platform", message.platform());
         body.put("room", message.room().orElse(null));
@@ -65,18 +65,21 @@ final class WebhookChatAdapter implements ChatAdapter {
                 .POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build();
         try {
             int status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
-            if (status / 100 != 2) {
-                LOG.warning("chat platform " + platform + ": its bridge answered " + status + " for envelope "
-                        + message.envelopeId() + "; posted again later");
+            if (status / 100 == 2) {
+                return Posted.TAKEN;
             }
-            return status / 100 == 2;
+            // A 4xx other than a timeout or a rate limit is the bridge saying no, for good: the envelope fails.
+            boolean never = status / 100 == 4 && status != 408 && status != 429;
+            LOG.warning("chat platform " + platform + ": its bridge answered " + status + " for envelope "
+                    + message.envelopeId() + (never ? "; it is not posted" : "; posted again later"));
+            return never ? Posted.REFUSED : Posted.LATER;
         } catch (IOException e) {
             LOG.log(Level.WARNING, "chat platform " + platform + ": its bridge at " + out.url() + " is not reachable;"
                     + " envelope " + message.envelopeId() + " is posted again later", e);
-            return false;
+            return Posted.LATER;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return false;
+            return Posted.LATER;
         }
     }
 }

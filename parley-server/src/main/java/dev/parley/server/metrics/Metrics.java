@@ -197,12 +197,14 @@ public final class Metrics implements CommitObserver {
     // --- chat ---
     /** What chat messages did: per wired agent woken, kept as context or skipped; per message held or dropped. */
     private final Map<String, LongAdder> chat = new java.util.TreeMap<>(Map.of("woken", new LongAdder(), "context",
-            new LongAdder(), "skipped", new LongAdder(), "held", new LongAdder(), "dropped", new LongAdder()));
+            new LongAdder(), "skipped", new LongAdder(), "refused", new LongAdder(), "held", new LongAdder(), "dropped",
+            new LongAdder()));
 
     public void chatHandled(Chats.Handled handled) {
         chat.get("woken").add(handled.woken().size());
         chat.get("context").add(handled.context().size());
         chat.get("skipped").add(handled.skipped().size());
+        chat.get("refused").add(handled.refused().size());
         handled.card().ifPresent(c -> chat.get("held").increment());
         handled.dropped().ifPresent(d -> chat.get("dropped").increment());
     }

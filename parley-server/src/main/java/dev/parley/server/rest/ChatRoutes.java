@@ -3,6 +3,7 @@ package dev.parley.server.rest;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.ApprovalCard;
 import dev.parley.core.ChatEvent;
+import dev.parley.core.ChatPlatform;
 import dev.parley.core.Chats;
 import dev.parley.core.Engagement;
 import dev.parley.core.ErrorCode;
@@ -11,10 +12,10 @@ import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.PromptFormat;
 import dev.parley.core.WebhookSignature;
+import dev.parley.server.chat.ChatOutbox;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
-import dev.parley.server.metrics.Metrics;
 import dev.parley.server.wire.Json;
 import dev.parley.server.wire.Views;
 
@@ -23,22 +24,24 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * {@code /v1/chat}: messaging groups and their wirings (the admin), approval cards (their
+ * {@code /v1/chat}: chat platforms (the admin: a bridge's webhook, or an IRC network the hub
+ * connects to), messaging groups and their wirings (the admin), approval cards (their
  * approvers), and the generic chat webhook adapter: a bridge (Slack, Telegram, Discord, …)
  * hands chat messages in as signed JSON. The adapter holds no policy: it verifies the
  * signature and hands the event to {@link Chats}.
  */
 public final class ChatRoutes {
     private final Chats chats;
-    private final Metrics metrics;
+    private final ChatOutbox outbox;
 
-    public ChatRoutes(Chats chats, Metrics metrics) {
+    public ChatRoutes(Chats chats, ChatOutbox outbox) {
         this.chats = chats;
-        this.metrics = metrics;
+        this.outbox = outbox;
     }
 
     public void register(Routes routes) {
         routes.put("/v1/chat/platforms/{platform}", this::putPlatform)
+                .get("/v1/chat/platforms", this::platforms)
                 .post("/v1/chat/inbound/{platform}", this::inbound)
                 .put("/v1/chat/groups", this::putGroup)
                 .get("/v1/chat/groups", this::groups)
@@ -62,10 +65,35 @@ public final class ChatRoutes {
         ex.json(200, Json.object().put("id", ex.path("mid")).put("prompt", chats.prompt(caller, ex.path("mid"), max)));
     }
 
+    /**
+     * A bridge ({@code secret}, {@code outboundUrl}) or an IRC network ({@code irc: {server,
+     * nick, channels, tls, password}}) the hub connects to at once, and again whenever it starts.
+     */
     private void putPlatform(Exchange ex) {
         Body body = ex.body();
-        chats.putPlatform(ex.caller(), ex.path("platform"), body.requiredString("secret"), body.string("outboundUrl"));
+        String id = ex.path("platform");
+        Optional<Body> irc = body.object("irc");
+        if (irc.isPresent()) {
+            if (body.json().has("secret") || body.json().has("outboundUrl")) {
+                throw Body.invalid("a platform is a bridge (secret, outboundUrl) or an IRC network (irc), not both");
+            }
+            Body network = irc.get();
+            outbox.follow(chats.putIrc(ex.caller(), id, network.requiredString("server"),
+                    network.bool("tls").orElse(false), network.requiredString("nick"), network.strings("channels"),
+                    network.string("password")));
+        } else {
+            Optional<String> outboundUrl = body.string("outboundUrl");
+            chats.putPlatform(ex.caller(), id, body.requiredString("secret"), outboundUrl);
+            outbox.follow(new ChatPlatform.Bridge(id, outboundUrl));
+        }
         ex.noContent();
+    }
+
+    private void platforms(Exchange ex) {
+        ObjectNode out = Json.object();
+        var items = out.putArray("items");
+        chats.platforms(ex.caller()).forEach(p -> items.add(Views.chatPlatform(p, outbox.connected(p.id()))));
+        ex.json(200, out);
     }
 
     /**
@@ -96,9 +124,7 @@ public final class ChatRoutes {
                 body.string("thread"), reply.map(r -> new ChatEvent.Reply(r.requiredString("messageId"),
                 r.string("from").orElse(""), r.string("text").orElse(""))),
                 body.instant("at").orElse(Instant.now()), body.string("userTimeZone"));
-        Chats.Handled handled = chats.inbound(event);
-        metrics.chatHandled(handled);
-        ex.json(200, Views.handled(handled));
+        ex.json(200, Views.handled(outbox.hear(event)));
     }
 
     private void putGroup(Exchange ex) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
 import dev.parley.core.ApprovalCard;
 import dev.parley.core.Capability;
+import dev.parley.core.ChatPlatform;
 import dev.parley.core.Chats;
 import dev.parley.core.MessagingGroup;
 import dev.parley.core.Payload;
@@ -327,12 +328,29 @@ public final class Views {
                 Optional.empty(), Optional.empty(), Map.of());
     }
 
+    /** A chat platform as the admin sees it: never a secret or password, only whether one is set; an IRC network's connection. */
+    public static ObjectNode chatPlatform(ChatPlatform platform, Optional<Boolean> connected) {
+        ObjectNode out = Json.object();
+        out.put("id", platform.id());
+        switch (platform) {
+            case ChatPlatform.Bridge bridge -> out.put("kind", "webhook").put("outboundUrl",
+                    bridge.outboundUrl().orElse(null));
+            case ChatPlatform.Irc irc -> {
+                out.put("kind", "irc").put("server", irc.server()).put("tls", irc.tls()).put("nick", irc.nick());
+                irc.channels().forEach(out.putArray("channels")::add);
+                out.put("password", irc.password().isPresent());
+            }
+        }
+        connected.ifPresent(up -> out.put("connected", up));
+        return out;
+    }
+
     /** What became of a chat message handed in. */
     public static ObjectNode handled(Chats.Handled handled) {
         ObjectNode out = Json.object();
         out.put("outcome", handled.dropped().isPresent() ? "dropped" : handled.card().isPresent() ? "held" : "delivered");
         for (var list : List.of(Map.entry("woken", handled.woken()), Map.entry("context", handled.context()),
-                Map.entry("skipped", handled.skipped()))) {
+                Map.entry("skipped", handled.skipped()), Map.entry("refused", handled.refused()))) {
             var items = out.putArray(list.getKey());
             list.getValue().forEach(n -> items.add(n.value()));
         }

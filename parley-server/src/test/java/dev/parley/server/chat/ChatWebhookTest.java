@@ -131,6 +131,8 @@ class ChatWebhookTest {
 
             // Approved: a known member; the held message reaches both agents, said when it was said.
             JsonNode approved = hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "approve")).json();
+            assertError(hub.post(ops, "/v1/chat/cards/" + card + "/answer", obj("decision", "reject")), 404,
+                    "card_not_found"); // a card acts once
             assertEquals("upper", approved.at("/delivered/woken/0").asText(), approved::toString);
             assertEquals("listener", approved.at("/delivered/context/0").asText());
             String human = hub.get(hub.admin(), "/v1/nodes").items().stream().map(n -> n.get("id").asText())
@@ -189,6 +191,20 @@ class ChatWebhookTest {
                     hub.metric("parley_chat_messages_total{outcome=\"context\"}"),
                     hub.metric("parley_chat_messages_total{outcome=\"held\"}"),
                     hub.metric("parley_chat_messages_total{outcome=\"dropped\"}")));
+            // Nobody may take a person's node id, nor make its own send a chat message.
+            assertError(hub.post(other, "/v1/nodes", obj("id", "h-ann-u1-squatted", "kind", "external", "parent", "other")),
+                    400, "invalid_request");
+            hub.post(hub.admin(), "/v1/grants", obj("from", "other", "to", "upper"));
+            String forged = hub.post(other, "/v1/messages", obj("to", "upper", "text", "pretend", "meta",
+                    obj("trigger", "false", "chat.group", gid, "chat.user_name", "Ann U1"))).text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.status(other, forged).text("state")));
+            assertEquals("PRETEND", hub.inbox(other).stream().filter(e -> e.get("kind").asText().equals("reply"))
+                    .findFirst().orElseThrow().get("text").asText(), "its own text, run as any message");
+            // One wired agent gone keeps none of the others from a message.
+            assertEquals(204, hub.delete(hub.admin(), "/v1/nodes/listener").status());
+            JsonNode afterDelete = inbound(hub, "slack", said("U1", "m4", "deploy @bot", true), SECRET).json();
+            assertEquals(List.of("upper", "listener"), List.of(afterDelete.at("/woken/0").asText(),
+                    afterDelete.at("/refused/0").asText()), afterDelete::toString);
             // A node cannot forge the hub's card.
             assertError(hub.post(ops, "/v1/messages", obj("to", "other", "kind", "approval_card", "text", "x")), 400,
                     "invalid_request");

@@ -1,0 +1,137 @@
+package dev.parley.nats.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A real server process for one test (nats-server, ngircd): started from a command with its
+ * output appended to a log file, ready once it accepts a TCP connection on its loopback port,
+ * stopped by its PID. {@link #kill()} and {@link #restart()} keep the command and the port, as
+ * an operator restarting the server would.
+ */
+public final class ServerProcess implements AutoCloseable {
+    private final String name;
+    private final List<String> command;
+    private final Path log;
+    private final int port;
+    private Process process;
+
+    private ServerProcess(String name, List<String> command, Path log, int port) {
+        this.name = name;
+        this.command = List.copyOf(command);
+        this.log = log;
+        this.port = port;
+    }
+
+    /** Starts {@code command} (a server called {@code name}) and returns once it accepts connections on {@code port}. */
+    public static ServerProcess start(String name, List<String> command, Path log, int port) {
+        ServerProcess server = new ServerProcess(name, command, log, port);
+        try {
+            server.launch();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + name, e);
+        }
+        return server;
+    }
+
+    /** The executable {@code name} on the PATH, else the first of {@code known} that exists. */
+    public static Optional<Path> find(String name, List<String> known) {
+        List<Path> candidates = new ArrayList<>();
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String d : path.split(File.pathSeparator)) {
+                candidates.add(Path.of(d.isEmpty() ? "." : d, name));
+            }
+        }
+        known.stream().map(Path::of).forEach(candidates::add);
+        return candidates.stream().filter(Files::isExecutable).findFirst();
+    }
+
+    /** A loopback port free now. */
+    public static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** What the server wrote so far. */
+    public String log() {
+        try {
+            return Files.readString(log, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+
+    /** Stops the server by its PID with SIGKILL: no goodbye to clients. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
+    }
+
+    /** Starts the server again with the same command, on the same port. */
+    public void restart() throws IOException {
+        launch();
+    }
+
+    /** SIGTERM, then SIGKILL if it has not stopped within ten seconds. */
+    @Override
+    public void close() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                kill();
+            }
+        }
+    }
+
+    private void launch() throws IOException {
+        process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        try {
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25))
+                    .until(() -> !process.isAlive() || accepting());
+        } catch (RuntimeException e) {
+            process.destroyForcibly();
+            throw e;
+        }
+        if (!process.isAlive()) {
+            String text = log();
+            throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n"
+                    + text.substring(Math.max(0, text.length() - 4000)));
+        }
+    }
+
+    private boolean accepting() {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
