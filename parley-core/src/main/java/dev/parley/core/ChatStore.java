@@ -58,6 +58,9 @@ public interface ChatStore {
 
     List<ApprovalCard> pendingCards();
 
+    /** How many cards wait for an answer. */
+    int pendingCardCount();
+
     /** Removes an answered card, with the answer's audit entry; false (nothing written) when it was not pending. */
     boolean settle(String cardId, AuditEntry audit);
 

@@ -41,6 +41,8 @@ public final class Chats {
     /** A card answered in chat: "approve <card> [agent …]", "reject <card>". */
     private static final java.util.regex.Pattern ANSWER = java.util.regex.Pattern.compile(
             "^\\s*(approve|reject|deny)\\s+([0-9a-f-]{36})((?:\\s+[a-z0-9][a-z0-9._-]{0,62})*)\\s*$");
+    /** Most cards that may wait for an answer on this hub: past it, strangers and new rooms are turned away, and told why. */
+    public static final int MAX_PENDING_CARDS = 1000;
     /** Longest quoted text an envelope carries. */
     private static final int MAX_QUOTE = 1000;
     /** The hub grants members their reach to wired agents. */
@@ -58,6 +60,8 @@ public final class Chats {
     private final PolicyRules rules;
     private final InstantSource clock;
     private final IdGenerator ids;
+    /** First contact (a new person's node, a new room's group) one at a time: two first messages make one of each. */
+    private final Object firstContact = new Object();
 
     /**
      * {@code cardNotice}: the content of the envelope that brings a card to its approver, which
@@ -122,8 +126,11 @@ public final class Chats {
                 store.pendingCard(group.id(), event.user()).isPresent(), approver);
         return switch (admission) {
             case Engagement.Admission.Out out -> drop(event, group.id(), out.why());
-            case Engagement.Admission.Held held -> ask(new ApprovalCard(ids.next(), ApprovalCard.Kind.SENDER, group.id(),
-                    approver, event, clock.instant()), "new sender " + event.userName() + " in " + group.name());
+            case Engagement.Admission.Held held -> tooManyCards()
+                    ? drop(event, group.id(), "an unknown sender, and " + MAX_PENDING_CARDS + " cards wait for an answer:"
+                    + " turned away until fewer do")
+                    : ask(new ApprovalCard(ids.next(), ApprovalCard.Kind.SENDER, group.id(), approver, event,
+                    clock.instant()), "new sender " + event.userName() + " in " + group.name());
             case Engagement.Admission.In in -> deliver(group, wirings, event, in.known() || member.orElse(false),
                     member.isEmpty());
         };
@@ -512,15 +519,22 @@ public final class Chats {
         if (approver.isEmpty()) {
             return drop(event, found.map(MessagingGroup::id).orElse("-"), "an unwired room and no hub approver to ask");
         }
-        MessagingGroup group = found.orElseGet(() -> {
-            MessagingGroup created = new MessagingGroup(ids.next(), event.platform(), event.room(), event.roomKind(),
-                    event.roomName(), Engagement.UnknownSenders.REQUEST_APPROVAL, Optional.empty(), Optional.empty(),
-                    clock.instant());
-            store.putGroup(created, new Actor("hub", "chat.group", clock.instant()).allow(created.id(),
-                    "messaging group " + created.platform() + "/" + created.room() + " seen", Optional.empty(),
-                    rules.version(), Optional.empty()));
-            return created;
-        });
+        if (tooManyCards()) { // checked before the room is written down: a flood of new rooms leaves nothing behind
+            return drop(event, found.map(MessagingGroup::id).orElse("-"), "an unwired room, and " + MAX_PENDING_CARDS
+                    + " cards wait for an answer: turned away until fewer do");
+        }
+        MessagingGroup group;
+        synchronized (firstContact) {
+            group = store.group(event.platform(), event.room()).orElseGet(() -> {
+                MessagingGroup created = new MessagingGroup(ids.next(), event.platform(), event.room(), event.roomKind(),
+                        event.roomName(), Engagement.UnknownSenders.REQUEST_APPROVAL, Optional.empty(), Optional.empty(),
+                        clock.instant());
+                store.putGroup(created, new Actor("hub", "chat.group", clock.instant()).allow(created.id(),
+                        "messaging group " + created.platform() + "/" + created.room() + " seen", Optional.empty(),
+                        rules.version(), Optional.empty()));
+                return created;
+            });
+        }
         if (store.pendingCard(group.id(), ROOM_SUBJECT).isPresent()) {
             return drop(event, group.id(), "an unwired room whose card is pending");
         }
@@ -530,6 +544,10 @@ public final class Chats {
 
     /** What {@link ChatStore#pendingCard} keys a room card by: one per room. */
     public static final String ROOM_SUBJECT = "";
+
+    private boolean tooManyCards() {
+        return store.pendingCardCount() >= MAX_PENDING_CARDS;
+    }
 
     private Handled ask(ApprovalCard card, String about) {
         AuditEntry entry = new Actor("hub", "chat.card", card.raisedAt()).allow(card.id(), card.kind().wire()
@@ -563,6 +581,12 @@ public final class Chats {
         if (known.isPresent()) {
             return known.get();
         }
+        synchronized (firstContact) {
+            return store.identity(platform, user).orElseGet(() -> newHuman(platform, user, userName, timeZone));
+        }
+    }
+
+    private NodeId newHuman(String platform, String user, String userName, Optional<String> timeZone) {
         String name = userName.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-").replaceAll("(^-+|-+$)", "");
         String base = HUMAN_PREFIX + (name.isEmpty() ? "user" : name.substring(0, Math.min(40, name.length()))) + "-"
                 + hash(platform + "\n" + user).substring(0, 8);
@@ -578,7 +602,7 @@ public final class Chats {
         timeZone.ifPresent(zone -> labels.put(PromptFormat.TIME_ZONE_LABEL, zone)); // agents see times in it
         registry.create(HUB, new NewNode(id, NodeKind.HUMAN, Optional.empty(), labels));
         store.bindIdentity(platform, user, id);
-        return store.identity(platform, user).orElse(id); // two first messages at once: the first binding holds
+        return id;
     }
 
     private static Map<String, String> meta(MessagingGroup group, ChatEvent event, boolean wakes) {

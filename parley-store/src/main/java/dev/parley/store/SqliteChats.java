@@ -255,6 +255,11 @@ public final class SqliteChats implements ChatStore {
     }
 
     @Override
+    public int pendingCardCount() {
+        return first("SELECT count(*) FROM chat_cards", rs -> rs.getInt(1)).orElse(0);
+    }
+
+    @Override
     public List<ApprovalCard> pendingCards() {
         return readers.read(s -> {
             List<ApprovalCard> out = new ArrayList<>();

@@ -270,6 +270,54 @@ class ChatWebhookTest {
         }
     }
 
+    @Test
+    void strangersAreTurnedAwayOnceAThousandCardsWaitAndTwoFirstMessagesMakeOnePerson() throws Exception {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"), HubFixture::unthrottled)) {
+            hub.createNode("ops", null);
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", "id: upper\ncommand: [cat]\n")).status());
+            hub.put(hub.admin(), "/v1/chat/platforms/slack", obj("secret", SECRET));
+            String gid = hub.put(hub.admin(), "/v1/chat/groups", obj("platform", "slack", "room", "C1", "kind", "group",
+                    "approver", "ops")).json().get("id").asText();
+            hub.put(hub.admin(), "/v1/chat/groups/" + gid + "/wirings/upper", obj());
+            java.util.concurrent.atomic.AtomicInteger held = new java.util.concurrent.atomic.AtomicInteger();
+            try (var pool = java.util.concurrent.Executors.newFixedThreadPool(8)) {
+                for (int i = 0; i < dev.parley.core.Chats.MAX_PENDING_CARDS; i++) {
+                    int n = i;
+                    pool.submit(() -> {
+                        if ("held".equals(inbound(hub, "slack", said("S" + n, "s" + n, "hi", true), SECRET).json()
+                                .get("outcome").asText())) {
+                            held.incrementAndGet();
+                        }
+                    });
+                }
+            }
+            assertEquals(dev.parley.core.Chats.MAX_PENDING_CARDS, held.get());
+            assertEquals(204, hub.put(hub.admin(), "/v1/chat/approver", obj("node", "ops")).status());
+            JsonNode turnedAway = inbound(hub, "slack", said("S-late", "late", "hi", true), SECRET).json();
+            assertTrue(turnedAway.get("reason").asText().contains("1000 cards wait for an answer"), turnedAway::toString);
+            assertEquals("an unwired room, and 1000 cards wait for an answer: turned away until fewer do",
+                    inbound(hub, "slack", obj("room", "NEW", "roomKind", "dm", "user", "U7", "messageId", "x",
+                            "text", "hello"), SECRET).json().get("reason").asText());
+            assertTrue(hub.get(hub.admin(), "/v1/chat/groups").items().stream()
+                    .noneMatch(g -> g.get("room").asText().equals("NEW")), "a room turned away is not written down");
+
+            // Two first messages of one person at once, in a public room: one node speaks for her.
+            String open = hub.put(hub.admin(), "/v1/chat/groups", obj("platform", "slack", "room", "OPEN", "kind", "group",
+                    "unknownSenderPolicy", "public")).json().get("id").asText();
+            hub.put(hub.admin(), "/v1/chat/groups/" + open + "/wirings/upper", obj());
+            try (var pool = java.util.concurrent.Executors.newFixedThreadPool(4)) {
+                for (int i = 0; i < 4; i++) {
+                    int n = i;
+                    pool.submit(() -> assertEquals("delivered", inbound(hub, "slack", obj("room", "OPEN", "user", "Z1",
+                            "userName", "Zoe", "messageId", "z" + n, "text", "@bot hi", "mentionsBot", true), SECRET)
+                            .json().get("outcome").asText()));
+                }
+            }
+            assertEquals(1, hub.get(hub.admin(), "/v1/nodes").items().stream()
+                    .filter(node -> node.get("id").asText().startsWith("h-zoe-")).count());
+        }
+    }
+
     private static List<JsonNode> replies(HubFixture hub, String token) {
         return hub.inbox(token).stream().filter(e -> e.get("kind").asText().equals("reply")).toList();
     }
