@@ -177,7 +177,10 @@ public final class Chats {
                 }
                 NodeId human = humanFor(card.held());
                 store.addMember(group.id(), human, true, actor.at());
-                yield Optional.of(deliver(group, store.wirings(group.id()), card.held(), true, false));
+                List<MessagingGroup.Wiring> wirings = store.wirings(group.id());
+                yield Optional.of(wirings.isEmpty() // unwired since the card was raised: a member now, no one to tell
+                        ? drop(card.held(), group.id(), "approved, but the group has no wired agent now")
+                        : deliver(group, wirings, card.held(), true, false));
             }
             case ROOM -> {
                 if (answer instanceof ApprovalCard.Answer.Approve approve) {

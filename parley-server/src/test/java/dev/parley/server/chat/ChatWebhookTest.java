@@ -301,6 +301,14 @@ class ChatWebhookTest {
             assertTrue(hub.get(hub.admin(), "/v1/chat/groups").items().stream()
                     .noneMatch(g -> g.get("room").asText().equals("NEW")), "a room turned away is not written down");
 
+            // A card approved after its group lost its wirings: a member now, and told there is no one to hear it.
+            String waiting = hub.get(hub.admin(), "/v1/chat/cards").items().getFirst().get("id").asText();
+            assertEquals(204, hub.delete(hub.admin(), "/v1/chat/groups/" + gid + "/wirings/upper").status());
+            JsonNode unheard = hub.post(hub.admin(), "/v1/chat/cards/" + waiting + "/answer", obj("decision", "approve"))
+                    .json();
+            assertEquals("approved, but the group has no wired agent now", unheard.at("/delivered/reason").asText(),
+                    unheard::toString);
+
             // Two first messages of one person at once, in a public room: one node speaks for her.
             String open = hub.put(hub.admin(), "/v1/chat/groups", obj("platform", "slack", "room", "OPEN", "kind", "group",
                     "unknownSenderPolicy", "public")).json().get("id").asText();
