@@ -1,5 +1,6 @@
 package dev.parley.trace;
 
+import dev.parley.core.ToolKind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

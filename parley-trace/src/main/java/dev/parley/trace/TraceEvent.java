@@ -1,5 +1,6 @@
 package dev.parley.trace;
 
+import dev.parley.core.ToolKind;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.math.BigDecimal;

@@ -1,5 +1,6 @@
 package dev.parley.trace;
 
+import dev.parley.core.ToolKind;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.parley.trace;
+package dev.parley.core;
 
 import java.util.Arrays;
 import java.util.Locale;
@@ -6,7 +6,7 @@ import java.util.Optional;
 
 /**
  * What a tool does, whatever an adapter calls it: the one vocabulary traces, policy rules and
- * the console use. Every adapter's tool names resolve to one of these ({@link ToolKinds}).
+ * the console use. Every adapter's tool names resolve to one of these (see parley-trace's ToolKinds).
  */
 public enum ToolKind {
     READ, EDIT, DELETE, MOVE, SEARCH, EXECUTE, THINK, FETCH, SWITCH_MODE, OTHER;
