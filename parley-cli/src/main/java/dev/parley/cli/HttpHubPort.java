@@ -17,6 +17,11 @@ final class HttpHubPort implements HubPort {
     }
 
     @Override
+    public HubPort traced(String traceparent) {
+        return new HttpHubPort(client.traced(traceparent));
+    }
+
+    @Override
     public JsonNode node(String id) {
         return call(() -> client.get("/v1/nodes/" + HubClient.segment(id)));
     }

@@ -35,16 +35,28 @@ final class HubClient implements AutoCloseable {
     /** The Authorization header, or null for the routes that take none (the admission handshake). */
     private final String bearer;
     private final HttpClient http;
+    /** A W3C traceparent every request carries, or null. */
+    private final String traceparent;
 
     /** A client acting as the holder of {@code token}; a null token sends no Authorization header. */
     HubClient(URI hub, String token) {
-        this.hub = hub;
-        this.bearer = token == null ? null : "Bearer " + token;
         // HTTP/1.1 explicitly: the hub speaks it, and this avoids the h2c upgrade dance.
-        this.http = HttpClient.newBuilder()
+        this(hub, token == null ? null : "Bearer " + token, HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CONNECT_TIMEOUT)
-                .build();
+                .build(), null);
+    }
+
+    private HubClient(URI hub, String bearer, HttpClient http, String traceparent) {
+        this.hub = hub;
+        this.bearer = bearer;
+        this.http = http;
+        this.traceparent = traceparent;
+    }
+
+    /** The same client, its requests carrying {@code traceparent}: what they send continues that trace. */
+    HubClient traced(String traceparent) {
+        return new HubClient(hub, bearer, http, traceparent);
     }
 
     /** Encodes one path segment, e.g. a node id taken from the command line. */
@@ -145,6 +157,9 @@ final class HubClient implements AutoCloseable {
         }
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
                 .header("Accept", "application/json");
+        if (traceparent != null) {
+            request.header("traceparent", traceparent);
+        }
         return bearer == null ? request : request.header("Authorization", bearer);
     }
 

@@ -129,7 +129,7 @@ public final class ChannelBridge {
                         .description(spec.description())
                         .build())
                 .callHandler((exchange, request) -> toSdk(tools.call(spec.name(),
-                        McpJson.MAPPER.valueToTree(request.arguments()))))
+                        McpJson.MAPPER.valueToTree(request.arguments()), McpJson.MAPPER.valueToTree(request.meta()))))
                 .build()).toList();
     }
 

@@ -81,6 +81,16 @@ public final class ChannelTools {
      * {@code isError} result.
      */
     public ToolResult call(String name, JsonNode arguments) {
+        return call(name, arguments, null);
+    }
+
+    /** Runs one tool under the caller's span when the call's {@code _meta} has a {@code traceparent}. */
+    public ToolResult call(String name, JsonNode arguments, JsonNode meta) {
+        String traceparent = meta == null ? "" : meta.path("traceparent").asText("");
+        return traceparent.isEmpty() ? run(name, arguments) : new ChannelTools(hub.traced(traceparent)).run(name, arguments);
+    }
+
+    private ToolResult run(String name, JsonNode arguments) {
         Optional<Spec> spec = spec(name);
         if (spec.isEmpty()) {
             return ToolResult.error("unknown tool '" + name + "'; the tools are send, reply, ack, inbox, peers, status");

@@ -31,4 +31,12 @@ public interface HubPort {
 
     /** {@code GET /v1/peers}: {@code {"node":me,"items":[…]}}, the nodes this node may send to and why. */
     JsonNode peers();
+
+    /**
+     * The same hub, with {@code traceparent} (W3C, from a tool call's {@code _meta}) as the
+     * caller's span for the calls made through the answer; a port that cannot carry it ignores it.
+     */
+    default HubPort traced(String traceparent) {
+        return this;
+    }
 }

@@ -91,7 +91,7 @@ public final class McpProtocol {
             return JsonRpc.error(id, JsonRpc.INVALID_PARAMS, "Unknown tool: " + name
                     + " (the tools are send, reply, ack, inbox, peers, status)");
         }
-        return JsonRpc.result(id, tools.call(name, params.get("arguments")).toJson());
+        return JsonRpc.result(id, tools.call(name, params.get("arguments"), params.get("_meta")).toJson());
     }
 
     private static ObjectNode setLevel(JsonNode id, JsonNode params, McpSession session) {

@@ -12,6 +12,7 @@ import dev.parley.core.Principal;
 import dev.parley.core.Task;
 import dev.parley.core.TaskState;
 import dev.parley.core.TaskWebhook;
+import dev.parley.core.TraceContext;
 import dev.parley.mcp.JsonFailures;
 import dev.parley.server.delivery.StreamWatchdog;
 import dev.parley.server.http.Exchange;
@@ -333,7 +334,11 @@ public final class A2aRoutes {
         } else {
             blocking = v == A2aVersion.V1_0; // 1.0: blocking unless returnImmediately says otherwise
         }
-        Task task = agent.send(caller, node, message, push, v);
+        Task task;
+        // a traceparent in the message's metadata names the caller's span, as the HTTP header does
+        try (var traced = TraceContext.enter(A2aWire.traceparent(message).or(TraceContext::incoming))) {
+            task = agent.send(caller, node, message, push, v);
+        }
         return mayBlock && blocking ? agent.awaitEnd(caller, task, A2aAgent.MAX_BLOCK_MILLIS) : task;
     }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.TraceContext;
 import dev.parley.core.JsonText;
 import dev.parley.core.Task;
 import dev.parley.core.TaskEvent;
@@ -43,6 +44,12 @@ final class A2aWire {
     /** A message from the client, its parts in the v1.0 shape whatever the version it came in. */
     record Incoming(String messageId, Optional<String> contextId, Optional<String> taskId, ArrayNode parts,
                     Optional<JsonNode> metadata, List<String> referenceTaskIds) {
+    }
+
+    /** The W3C traceparent a client put in the message's metadata ({@code metadata.traceparent}), when valid. */
+    static Optional<TraceContext> traceparent(Incoming message) {
+        return message.metadata().map(m -> m.path("traceparent")).filter(JsonNode::isTextual)
+                .flatMap(t -> TraceContext.parse(t.textValue()));
     }
 
     static Incoming message(JsonNode node, A2aVersion version) {

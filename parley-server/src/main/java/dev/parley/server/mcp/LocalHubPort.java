@@ -14,6 +14,7 @@ import dev.parley.core.Principal;
 import dev.parley.core.Registry;
 import dev.parley.core.Router;
 import dev.parley.core.SendRequest;
+import dev.parley.core.TraceContext;
 import dev.parley.mcp.HubPort;
 import dev.parley.mcp.HubRefusal;
 import dev.parley.server.http.Body;
@@ -40,10 +41,22 @@ public final class LocalHubPort implements HubPort {
 
     private final Services hub;
     private final Principal caller;
+    /** The caller's span from a tool call's _meta, over the one the HTTP request brought. */
+    private final Optional<TraceContext> trace;
 
     LocalHubPort(Services hub, Principal caller) {
+        this(hub, caller, Optional.empty());
+    }
+
+    private LocalHubPort(Services hub, Principal caller, Optional<TraceContext> trace) {
         this.hub = hub;
         this.caller = caller;
+        this.trace = trace;
+    }
+
+    @Override
+    public HubPort traced(String traceparent) {
+        return new LocalHubPort(hub, caller, TraceContext.parse(traceparent));
     }
 
     @Override
@@ -110,8 +123,8 @@ public final class LocalHubPort implements HubPort {
                 body.token("messageId"), body.stringMap("meta"));
     }
 
-    private static JsonNode call(Supplier<JsonNode> work) {
-        try {
+    private JsonNode call(Supplier<JsonNode> work) {
+        try (var traced = trace.isPresent() ? TraceContext.enter(trace) : null) {
             return work.get();
         } catch (ParleyException e) {
             throw new HubRefusal(e.code().wire(), e.getMessage(), e.code().status());

@@ -116,6 +116,20 @@ class A2aProtocolTest {
     }
 
     @Test
+    void aTraceparentInTheMessagesMetadataIsTheCallersSpan() {
+        String trace = "5bf92f3577b34da6a3ce929d0e0e4736";
+        Map<String, Object> message = new java.util.HashMap<>(v1Message("traced"));
+        message.put("metadata", Map.of("traceparent", "00-" + trace + "-00f067aa0ba902b7-01"));
+        Resp sent = rpc(lead, V1, "SendMessage", Map.of("message", message, "configuration",
+                Map.of("returnImmediately", true)));
+        assertEquals(200, sent.status(), sent::toString);
+        String task = sent.json().at("/result/task/id").asText();
+        JsonNode assignment = hub.inboxAll(worker, "/v1/inbox").stream()
+                .filter(e -> e.path("corrId").asText().equals(task)).findFirst().orElseThrow();
+        assertEquals(trace, assignment.at("/trace/traceId").asText(), assignment::toString);
+    }
+
+    @Test
     void v1JsonRpcAndHttpJsonDriveTheSameTask() {
         Resp sent = rpc(lead, V1, "SendMessage", Map.of("message", v1Message("hello"),
                 "configuration", Map.of("returnImmediately", true)));

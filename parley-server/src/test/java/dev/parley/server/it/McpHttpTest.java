@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static dev.parley.server.it.HubFixture.assertError;
 import static dev.parley.server.it.HubFixture.obj;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -251,6 +252,20 @@ class McpHttpTest {
 
         HubFixture.Resp noArguments = rpc(workerToken, session, "tools/call", Map.of("name", "status"));
         assertTrue(noArguments.json().path("result").path("isError").asBoolean(), noArguments::toString);
+    }
+
+    @Test
+    void aTraceparentInAToolCallsMetaIsTheSendersSpan() {
+        String session = open(workerToken);
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        HubFixture.Resp r = rpc(workerToken, session, "tools/call", Map.of("name", "send",
+                "arguments", Map.of("to", lead, "text", "traced"),
+                "_meta", Map.of("traceparent", "00-" + trace + "-00f067aa0ba902b7-01")));
+        assertFalse(r.json().path("result").path("isError").asBoolean(), r::toString);
+        call(workerToken, session, "send", Map.of("to", lead, "text", "untraced"));
+        List<JsonNode> inbox = hub.inbox(leadToken);
+        assertEquals(trace, inbox.get(0).at("/trace/traceId").asText(), inbox::toString);
+        assertNotEquals(trace, inbox.get(1).at("/trace/traceId").asText(), "the next call starts its own trace");
     }
 
     @Test
