@@ -12,14 +12,15 @@ import java.util.regex.Pattern;
  * by file), when it runs ({@link Wake}) and for how long it may idle or work on one envelope,
  * the skills its card lists, the nodes it talks with beyond its group ({@code comms.allow}:
  * a grant each way), what becomes of its process when it ends ({@link Restart}, given only for
- * {@code runner: process}), the tools it must not use, and the gateway that runs it (on a
+ * {@code runner: process}), the tools it must not use, the kinds it gives its tools where its
+ * adapter's table says otherwise or nothing, and the gateway that runs it (on a
  * federation: the one that owns its node). Validated here, whatever the text it was read from.
  */
 public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<String> command,
                         Map<String, EnvValue> env, Optional<String> workdir, Wake wake, Duration idleTimeout,
                         Duration timeout, Limits limits, List<String> skills, List<NodeId> talksWith,
-                        Optional<Restart> restart, ToolBlocklist toolBlocklist, Optional<String> gateway,
-                        int maxMessagesPerPrompt) {
+                        Optional<Restart> restart, ToolBlocklist toolBlocklist, ToolKindOverrides toolKinds,
+                        Optional<String> gateway, int maxMessagesPerPrompt) {
     /** How long an on-message agent with nothing to do keeps running, when its spec does not say. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(5);
     /** How long one envelope may take, when the spec does not say. */
@@ -30,6 +31,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
     private static final Pattern SKILL = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
     private static final int MAX_SKILLS = 32;
     private static final int MAX_TALKS_WITH = 64;
+    private static final Pattern TOOL = Pattern.compile("^[A-Za-z0-9_.:*-]{1,100}$");
 
     public AgentSpec {
         command = List.copyOf(command);
@@ -71,7 +73,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
         return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, limits, skills,
-                talksWith, restart, toolBlocklist, gateway, maxMessagesPerPrompt);
+                talksWith, restart, toolBlocklist, toolKinds, gateway, maxMessagesPerPrompt);
     }
 
     /**
@@ -82,7 +84,6 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
     public record ToolBlocklist(List<String> tools) {
         /** The environment variable that carries the blocklist to the agent's processes. */
         public static final String VARIABLE = "PARLEY_TOOL_BLOCKLIST";
-        private static final Pattern TOOL = Pattern.compile("^[A-Za-z0-9_.:*-]{1,100}$");
         private static final int MAX_TOOLS = 64;
 
         public ToolBlocklist {
@@ -92,10 +93,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
             }
             java.util.Set<String> seen = new java.util.HashSet<>();
             for (String tool : tools) {
-                if (!TOOL.matcher(tool).matches()) {
-                    throw invalid("toolBlocklist: '" + tool + "' is not a tool name (1 to 100 letters, digits,"
-                            + " _ . : - *)");
-                }
+                requireToolName("toolBlocklist", tool);
                 if (!seen.add(tool)) {
                     throw invalid("toolBlocklist: '" + tool + "' is named twice");
                 }
@@ -111,6 +109,67 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
         public static List<String> read(Optional<String> variable) {
             return variable.stream().flatMap(v -> java.util.Arrays.stream(v.split(","))).map(String::strip)
                     .filter(tool -> !tool.isEmpty()).distinct().toList();
+        }
+    }
+
+    /**
+     * The kinds the agent gives tools by name, over its adapter's table ({@code toolKinds: {Tool:
+     * kind, …}} in the spec). A name may hold {@code *}, any run of characters, as in
+     * {@code mcp__github__*}. Every process the hub starts for the agent gets them in
+     * {@link #VARIABLE}, the one place they are written and read: {@code Tool=kind} pairs joined
+     * by commas (which neither a tool name nor a kind holds); absent when there are none.
+     */
+    public record ToolKindOverrides(Map<String, ToolKind> kinds) {
+        /** The environment variable that carries the overrides to the agent's processes. */
+        public static final String VARIABLE = "PARLEY_TOOL_KINDS";
+        public static final ToolKindOverrides NONE = new ToolKindOverrides(Map.of());
+        private static final int MAX_TOOLS = 256;
+
+        public ToolKindOverrides {
+            kinds = Map.copyOf(kinds);
+            if (kinds.size() > MAX_TOOLS) {
+                throw invalid("toolKinds: at most " + MAX_TOOLS + " tools, not " + kinds.size());
+            }
+            kinds.keySet().forEach(tool -> requireToolName("toolKinds", tool));
+        }
+
+        /** The overrides as written, {@code Tool: kind}: each kind by its wire name ({@code read}, …). */
+        public static ToolKindOverrides of(Map<String, String> written) {
+            Map<String, ToolKind> kinds = new java.util.TreeMap<>();
+            written.forEach((tool, kind) -> kinds.put(tool, ToolKind.parse(kind).orElseThrow(() -> invalid(
+                    "toolKinds: " + tool + ": '" + kind + "' is not a tool kind (one of " + String.join(", ",
+                            java.util.Arrays.stream(ToolKind.values()).map(ToolKind::wire).toList()) + ")"))));
+            return new ToolKindOverrides(kinds);
+        }
+
+        /** The value of {@link #VARIABLE} for the agent's processes; none when there are no overrides. */
+        public Optional<String> variable() {
+            return kinds.isEmpty() ? Optional.empty() : Optional.of(String.join(",", new java.util.TreeMap<>(kinds)
+                    .entrySet().stream().map(e -> e.getKey() + "=" + e.getValue().wire()).toList()));
+        }
+
+        /**
+         * The overrides a value of {@link #VARIABLE} carries (none when it is absent or empty);
+         * {@code invalid_spec} saying which pair when one does not read.
+         */
+        public static ToolKindOverrides read(Optional<String> variable) {
+            Map<String, String> written = new java.util.LinkedHashMap<>();
+            variable.stream().flatMap(v -> java.util.Arrays.stream(v.split(","))).map(String::strip)
+                    .filter(pair -> !pair.isEmpty()).forEach(pair -> {
+                        int eq = pair.indexOf('=');
+                        if (eq < 0) {
+                            throw invalid("toolKinds: '" + pair + "' is not Tool=kind");
+                        }
+                        written.put(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
+                    });
+            return of(written);
+        }
+    }
+
+    /** One rule for a tool's name wherever a spec names one. */
+    private static void requireToolName(String field, String tool) {
+        if (!TOOL.matcher(tool).matches()) {
+            throw invalid(field + ": '" + tool + "' is not a tool name (1 to 100 letters, digits, _ . : - *)");
         }
     }
 

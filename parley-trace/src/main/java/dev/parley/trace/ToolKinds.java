@@ -24,7 +24,9 @@ public final class ToolKinds {
     /** Every adapter with a table. */
     public static final List<String> ADAPTERS = List.of(ECHO, COMMAND, CLAUDE_CODE);
 
-    private static final ToolKinds BUILT_IN = load(ADAPTERS);
+    /** Where the tables are, beside this class. */
+    static final String TABLES = "tool-kinds";
+    private static final ToolKinds BUILT_IN = load(TABLES, ADAPTERS);
 
     private final Map<String, Map<String, ToolKind>> tables;
 
@@ -41,19 +43,36 @@ public final class ToolKinds {
         return tables;
     }
 
-    /** The kind of {@code tool} as {@code adapter} names it, the agent's {@code overrides} first. */
+    /**
+     * The kind of {@code tool} as {@code adapter} names it, the agent's {@code overrides} first
+     * (its {@code toolKinds}: a name, or a pattern where {@code *} is any run of characters; the
+     * name before any pattern, the longer pattern before the shorter).
+     */
     public ToolKind resolve(String adapter, Map<String, ToolKind> overrides, String tool) {
         ToolKind own = overrides.get(tool);
         if (own != null) {
             return own;
         }
-        return tables.getOrDefault(adapter, Map.of()).getOrDefault(tool, ToolKind.OTHER);
+        return overrides.entrySet().stream().filter(e -> e.getKey().contains("*") && matches(e.getKey(), tool))
+                .max(Map.Entry.comparingByKey(java.util.Comparator.comparingInt(String::length)
+                        .thenComparing(java.util.Comparator.reverseOrder())))
+                .map(Map.Entry::getValue)
+                .orElseGet(() -> tables.getOrDefault(adapter, Map.of()).getOrDefault(tool, ToolKind.OTHER));
     }
 
-    static ToolKinds load(List<String> adapters) {
+    private static boolean matches(String pattern, String tool) {
+        return tool.matches(java.util.Arrays.stream(pattern.split("\\*", -1)).map(java.util.regex.Pattern::quote)
+                .collect(java.util.stream.Collectors.joining(".*")));
+    }
+
+    /**
+     * The tables of {@code adapters}, each {@code DIRECTORY/ADAPTER.properties} beside this class;
+     * stops, naming the file, the tool and the kind, at a kind that does not exist.
+     */
+    static ToolKinds load(String directory, List<String> adapters) {
         Map<String, Map<String, ToolKind>> tables = new LinkedHashMap<>();
         for (String adapter : adapters) {
-            String resource = "tool-kinds/" + adapter + ".properties";
+            String resource = directory + "/" + adapter + ".properties";
             try (InputStream in = ToolKinds.class.getResourceAsStream(resource)) {
                 if (in == null) {
                     throw new IllegalStateException("no tool-kind table for adapter " + adapter + " (" + resource + ")");

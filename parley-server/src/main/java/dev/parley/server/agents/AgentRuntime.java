@@ -594,8 +594,9 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         /**
          * Fills the environment a command or process of the agent starts with: {@code PATH},
          * {@code LANG}, {@code TZ} of the hub's, {@code HOME}, the spec's {@code env} (secrets read
-         * from their files now), {@code PARLEY_AGENT}. Says why when a secret's file cannot be
-         * read; throws when the program cannot be started at all.
+         * from their files now), {@code PARLEY_AGENT}, the spec's tool blocklist and tool kinds.
+         * Says why when a secret's file cannot be read; throws when the program cannot be started
+         * at all.
          */
         private Optional<String> environment(Map<String, String> env) throws CannotStart {
             Map<String, String> hub = Map.copyOf(env);
@@ -621,6 +622,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             }
             env.put("PARLEY_AGENT", spec.id().value());
             spec.toolBlocklist().variable().ifPresent(tools -> env.put(AgentSpec.ToolBlocklist.VARIABLE, tools));
+            spec.toolKinds().variable().ifPresent(kinds -> env.put(AgentSpec.ToolKindOverrides.VARIABLE, kinds));
             return Optional.empty();
         }
 

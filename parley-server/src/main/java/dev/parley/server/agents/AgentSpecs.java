@@ -32,7 +32,8 @@ public final class AgentSpecs {
     public static final int MAX_BYTES = 64 * 1024;
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final Set<String> FIELDS = Set.of("id", "parent", "runner", "command", "env", "workdir", "wake",
-            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist", "gateway",
+            "idleTimeout", "timeout", "limits", "skills", "comms", "restart", "toolBlocklist", "toolKinds",
+            "gateway",
             "maxMessagesPerPrompt");
     private static final Set<String> LIMITS = Set.of("memory", "cpuTime", "openFiles");
     private static final java.util.regex.Pattern MEMORY = java.util.regex.Pattern.compile("^(\\d{1,15})([KMG])$");
@@ -107,6 +108,7 @@ public final class AgentSpecs {
                 limits(root.get("limits")), strings(root.get("skills"), "skills"), comms(root.get("comms")),
                 choice(root, "restart", AgentSpec.Restart.values(), AgentSpec.Restart::wire),
                 new AgentSpec.ToolBlocklist(strings(root.get("toolBlocklist"), "toolBlocklist")),
+                AgentSpec.ToolKindOverrides.of(toolKinds(root.get("toolKinds"))),
                 string(root, "gateway"), count(root, "maxMessagesPerPrompt").orElse(PromptFormat.DEFAULT_MAX_MESSAGES));
     }
 
@@ -171,6 +173,24 @@ public final class AgentSpecs {
             }
             out.add(item.asText());
         }
+        return out;
+    }
+
+    /** {@code toolKinds: {Tool: kind, …}} as written; the core checks names and kinds. */
+    private static Map<String, String> toolKinds(JsonNode kinds) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (kinds == null || kinds.isNull()) {
+            return out;
+        }
+        if (!kinds.isObject()) {
+            throw AgentSpec.invalid("toolKinds: a mapping Tool: kind (read, edit, execute, …)");
+        }
+        kinds.fields().forEachRemaining(e -> {
+            if (!e.getValue().isTextual()) {
+                throw AgentSpec.invalid("toolKinds: " + e.getKey() + ": a kind name (read, edit, execute, …)");
+            }
+            out.put(e.getKey(), e.getValue().asText());
+        });
         return out;
     }
 

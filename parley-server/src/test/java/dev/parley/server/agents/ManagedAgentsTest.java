@@ -373,13 +373,28 @@ class ManagedAgentsTest {
                             + " agent a20 on gateway b"),
                     Map.entry("id: a20\n" + process + "toolBlocklist: [" + java.util.stream.IntStream.range(0, 65)
                             .mapToObj(i -> "T" + i).collect(Collectors.joining(", ")) + "]\n",
-                            "toolBlocklist: at most 64 tools, not 65"));
+                            "toolBlocklist: at most 64 tools, not 65"),
+                    // toolKinds: at most 256 tool names (as toolBlocklist's) each given a kind
+                    Map.entry("id: a21\n" + process + "toolKinds: [Bash]\n",
+                            "toolKinds: a mapping Tool: kind (read, edit, execute, …)"),
+                    Map.entry("id: a22\n" + process + "toolKinds: {Bash: launch}\n",
+                            "toolKinds: Bash: 'launch' is not a tool kind (one of read, edit, delete, move, search,"
+                                    + " execute, think, fetch, switch_mode, other)"),
+                    Map.entry("id: a23\n" + process + "toolKinds: {Bash: [execute]}\n",
+                            "toolKinds: Bash: a kind name"),
+                    Map.entry("id: a24\n" + process + "toolKinds: {\"Bash(rm:*)\": execute}\n",
+                            "toolKinds: 'Bash(rm:*)' is not a tool name (1 to 100 letters, digits, _ . : - *)"),
+                    Map.entry("id: a25\n" + process + "toolKinds: {Bash: Execute}\n",
+                            "toolKinds: Bash: 'Execute' is not a tool kind"),
+                    Map.entry("id: a26\n" + process + "toolKinds: {" + java.util.stream.IntStream.range(0, 257)
+                            .mapToObj(i -> "T" + i + ": read").collect(Collectors.joining(", ")) + "}\n",
+                            "toolKinds: at most 256 tools, not 257"));
             refused.forEach((spec, why) -> {
                 HubFixture.Resp r = assertError(hub.post(hub.admin(), "/v1/agents", obj("spec", spec)), 400,
                         "invalid_spec");
                 assertTrue(r.text("message").contains(why), () -> spec + " -> " + r);
             });
-            for (int i = 1; i <= 20; i++) {
+            for (int i = 1; i <= 26; i++) {
                 assertEquals(404, hub.get(hub.admin(), "/v1/nodes/a" + i).status(), "nothing created for a" + i);
             }
             assertEquals(0, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
@@ -389,13 +404,18 @@ class ManagedAgentsTest {
                     .collect(Collectors.joining(", ")) + "]\n");
             assertTrue(hub.get(hub.admin(), "/v1/agents/blocking/spec").body()
                     .contains("toolBlocklist: [\"mcp__x:y.z-*\", T000T000"), "kept as written");
+            startAgent(hub, "id: kinding\n" + process + "toolKinds: {\"mcp__x:y.z-*\": fetch, "
+                    + java.util.stream.IntStream.range(0, 255).mapToObj(i -> "T%03d".formatted(i).repeat(25) + ": edit")
+                    .collect(Collectors.joining(", ")) + "}\n");
+            assertTrue(hub.get(hub.admin(), "/v1/agents/kinding/spec").body()
+                    .contains("toolKinds: {\"mcp__x:y.z-*\": fetch, T000T000"), "kept as written");
             // Another node sees neither the agent nor its log.
             startAgent(hub, UPPER + "parent: lead\n");
             String other = hub.createNode("other", null);
             assertError(hub.get(other, "/v1/agents/upper"), 404, "node_not_found");
             assertError(hub.get(other, "/v1/agents/upper/logs"), 404, "node_not_found");
             assertEquals(0, hub.get(other, "/v1/agents").json().get("items").size());
-            assertEquals(2, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
+            assertEquals(3, hub.get(hub.admin(), "/v1/agents").json().get("items").size());
             assertTrue(hub.get(lead, "/v1/agents/upper/spec").body().contains("tr a-z A-Z"));
         }
     }

@@ -1,6 +1,8 @@
 package dev.parley.server.agents;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.AgentSpec;
+import dev.parley.core.ToolKind;
 import dev.parley.server.it.HubFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,6 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 import static dev.parley.server.it.HubFixture.obj;
 import static org.awaitility.Awaitility.await;
@@ -18,9 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A process agent's {@code restart} policy and any agent's {@code toolBlocklist}, with real
- * processes on a real hub: each command appends a line to a file when it starts, so the test
- * counts the starts; nothing sleeps.
+ * A process agent's {@code restart} policy and any agent's {@code toolBlocklist} and
+ * {@code toolKinds}, with real processes on a real hub: each command appends a line to a file
+ * when it starts, so the test counts the starts; nothing sleeps.
  */
 class RestartAndToolBlocklistTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -121,35 +125,45 @@ class RestartAndToolBlocklistTest {
         }
     }
 
-    /** The blocklist reaches every process of the agent, either runner, as PARLEY_TOOL_BLOCKLIST; none: no variable. */
+    /**
+     * The blocklist and the tool kinds reach every process of the agent, either runner, as
+     * PARLEY_TOOL_BLOCKLIST and PARLEY_TOOL_KINDS, which read back as the spec wrote them; none:
+     * no variable.
+     */
     @Test
-    void theToolBlocklistReachesTheProcessesOfBothRunners() {
+    void theToolBlocklistAndToolKindsReachTheProcessesOfBothRunners() {
         Path seen = tmp.resolve("seen");
+        String both = "printf '%s|%s' \"${PARLEY_TOOL_BLOCKLIST-absent}\" \"${PARLEY_TOOL_KINDS-absent}\"";
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
             startAgent(hub, """
                     id: blocked
-                    command: [sh, -c, 'printf %s "${PARLEY_TOOL_BLOCKLIST-absent}"']
+                    command: [sh, -c, '%s']
                     toolBlocklist: [Bash, "mcp__github__*", WebFetch]
+                    toolKinds: {"mcp__github__*": fetch, Deploy: execute}
                     comms: {allow: [lead]}
-                    """);
+                    """.formatted(both.replace("'", "''")));
             startAgent(hub, """
                     id: free
-                    command: [sh, -c, 'printf %s "${PARLEY_TOOL_BLOCKLIST-absent}"']
+                    command: [sh, -c, '%s']
                     comms: {allow: [lead]}
-                    """);
+                    """.formatted(both.replace("'", "''")));
             startAgent(hub, """
                     id: worker
                     runner: process
                     wake: always
                     restart: never
-                    command: [sh, -c, 'printf %%s "$PARLEY_TOOL_BLOCKLIST" > "%s"']
+                    command: [sh, -c, '%s > "%s"']
                     toolBlocklist: [Read]
-                    """.formatted(seen));
-            assertEquals("Bash,mcp__github__*,WebFetch", answer(hub, lead, "blocked"));
-            assertEquals("absent", answer(hub, lead, "free"));
+                    toolKinds: {Read: search}
+                    """.formatted(both.replace("'", "''"), seen));
+            String blocked = answer(hub, lead, "blocked");
+            assertEquals("Bash,mcp__github__*,WebFetch|Deploy=execute,mcp__github__*=fetch", blocked);
+            assertEquals(Map.of("mcp__github__*", ToolKind.FETCH, "Deploy", ToolKind.EXECUTE),
+                    AgentSpec.ToolKindOverrides.read(Optional.of(blocked.split("\\|")[1])).kinds());
+            assertEquals("absent|absent", answer(hub, lead, "free"));
             await().atMost(WAIT).until(() -> "stopped".equals(agent(hub, "worker").path("state").asText()));
-            assertEquals("Read", read(seen));
+            assertEquals("Read|Read=search", read(seen));
         }
     }
 
