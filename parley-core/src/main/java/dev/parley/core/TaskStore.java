@@ -36,5 +36,8 @@ public interface TaskStore {
 
     Optional<Task> task(String id);
 
+    /** The trace context of the envelope that handed task {@code id} over, which its moves continue. */
+    Optional<TraceContext> conversation(String id);
+
     List<Task> tasks(TaskQuery query);
 }

@@ -141,10 +141,12 @@ public final class Tasks {
         }
         NodeId notified = byCreator ? task.assignee() : task.creator();
         Actor actor = Actor.of(caller, "task." + event.name(), clock.instant());
+        Optional<TraceContext> conversation = store.conversation(taskId);
         Task changed = store.change(taskId, current -> {
             Task next = current.after(event, actor.at());
-            Draft notice = notice(next, event.envelopeKind(), format.view(next), notified,
+            Draft move = notice(next, event.envelopeKind(), format.view(next), notified,
                     "task " + next.id() + " " + next.state().wire() + ": " + next.title(), Optional.empty());
+            Draft notice = conversation.map(move::following).orElse(move); // a task's moves continue its trace
             return office.answer(actor, notified, notice, "task " + next.id() + " " + current.state().wire() + " -> "
                     + next.state().wire(), (envelope, entry) -> new TaskStore.TaskChange(next, envelope, entry));
         });

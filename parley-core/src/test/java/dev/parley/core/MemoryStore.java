@@ -436,6 +436,12 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
+    public synchronized Optional<TraceContext> conversation(String id) {
+        return envelopes.values().stream().filter(e -> e.kind().equals(Tasks.KIND) && e.corrId().equals(Optional.of(id)))
+                .findFirst().map(e -> e.trace().context());
+    }
+
+    @Override
     public synchronized List<Task> tasks(TaskQuery query) {
         return tasks.values().stream()
                 .filter(t -> query.involving().map(n -> n.equals(t.creator()) || n.equals(t.assignee())).orElse(true))

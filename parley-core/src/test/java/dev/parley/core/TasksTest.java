@@ -129,6 +129,10 @@ class TasksTest {
         assertEquals(Optional.of(FORMAT.view(accepted)), notice.data());
         assertEquals(Optional.of(task.id()), notice.corrId());
         assertEquals(new Trace(1, Route.TASK, version, Optional.empty(), notice.trace().context()), notice.trace());
+        // the move continues the trace of the envelope that handed the task over, under its span
+        TraceContext handedOver = store.inbox(NodeId.of("w1")).getFirst().trace().context();
+        assertEquals(handedOver.traceId(), notice.trace().context().traceId());
+        assertEquals(Optional.of(handedOver.spanId()), notice.trace().context().parentSpanId());
         assertEquals(List.of(new AuditEntry(MemoryHub.START.plusSeconds(5), "w1", "task.accept", "lead",
                 AuditEntry.Decision.ALLOW, "task " + task.id() + " submitted -> accepted", Optional.of(notice.id()),
                 version)), store.audit("task.accept"));

@@ -13,6 +13,7 @@ import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.TaskStore;
+import dev.parley.core.TraceContext;
 import dev.parley.core.TaskTap;
 import dev.parley.core.Tasks;
 
@@ -82,6 +83,19 @@ public final class SqliteTasks implements TaskStore {
             update(tx.statements(), changed.task());
             record(tx, changed);
             return changed.task();
+        });
+    }
+
+    @Override
+    public Optional<TraceContext> conversation(String id) {
+        return readers.read(s -> {
+            var select = s.get("SELECT id, trace_context FROM envelopes WHERE corr_id = ? AND kind = 'task'"
+                    + " ORDER BY created_at LIMIT 1");
+            select.setString(1, id);
+            try (var rs = select.executeQuery()) {
+                return rs.next() ? Optional.of(TraceContext.fromStored(rs.getString(2), rs.getString(1)))
+                        : Optional.empty();
+            }
         });
     }
 

@@ -1,6 +1,8 @@
 -- Each envelope's place in its distributed trace: traceId:spanId[:parentSpanId] (W3C ids, hex).
 -- Envelopes stored before have none; they read as a context made from their id.
 ALTER TABLE envelopes ADD COLUMN trace_context TEXT;
+-- A task's moves continue the trace of the envelope that handed it over: found by the task id.
+CREATE INDEX envelopes_tasks ON envelopes (corr_id) WHERE kind = 'task';
 
 -- Agent turns (one node working one envelope) and their trace events, as the trace contract wrote them.
 CREATE TABLE turns (
