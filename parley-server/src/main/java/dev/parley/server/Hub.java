@@ -86,6 +86,7 @@ import dev.parley.server.rest.MessageRoutes;
 import dev.parley.server.rest.NodeRoutes;
 import dev.parley.server.rest.OpsRoutes;
 import dev.parley.server.rest.PeerRoutes;
+import dev.parley.server.rest.PermissionRoutes;
 import dev.parley.server.rest.PolicyRoutes;
 import dev.parley.server.rest.ScheduleRoutes;
 import dev.parley.server.rest.SchemaRoutes;
@@ -315,6 +316,7 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
+            new PermissionRoutes(router, graph, agents, livePolicy, waiters, metrics).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
             // The chat adapters: the webhook bridges' way out, and every stored IRC network connected to again.
             ChatOutbox chatOutbox = new ChatOutbox(chats, graph, metrics);
