@@ -85,6 +85,7 @@ import dev.parley.server.rest.LimitRoutes;
 import dev.parley.server.rest.MessageRoutes;
 import dev.parley.server.rest.NodeRoutes;
 import dev.parley.server.rest.OpsRoutes;
+import dev.parley.server.permission.Permissions;
 import dev.parley.server.rest.PeerRoutes;
 import dev.parley.server.rest.PermissionRoutes;
 import dev.parley.server.rest.PolicyRoutes;
@@ -285,6 +286,8 @@ public final class Hub implements AutoCloseable {
                 feeds.close(node);
                 agentRuntime.retire(node);
             });
+            // Permission requests: the agent's blocklist, the policy's permission rules, else its approver asked.
+            Permissions permissions = new Permissions(router, graph, agents, livePolicy, waiters, metrics);
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
             // Scheduled sends: decided when created and again when each occurrence fires.
             Scheduler scheduler = new Scheduler(clock, metrics);
@@ -316,7 +319,7 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
-            new PermissionRoutes(router, graph, agents, livePolicy, waiters, metrics).register(routes);
+            new PermissionRoutes(permissions).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
             // The chat adapters: the webhook bridges' way out, and every stored IRC network connected to again.
             ChatOutbox chatOutbox = new ChatOutbox(chats, graph, metrics);
@@ -333,7 +336,8 @@ public final class Hub implements AutoCloseable {
             new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
             new SchemaRoutes(schemas).register(routes);
             new PeerRoutes(peers).register(routes);
-            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, inboxes, peers, metrics),
+            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, inboxes, peers,
+                    permissions, metrics),
                     graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
             mcp.register(routes);
             new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
