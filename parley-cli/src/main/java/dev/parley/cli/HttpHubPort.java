@@ -52,6 +52,13 @@ final class HttpHubPort implements HubPort {
     }
 
     @Override
+    public JsonNode permission(ObjectNode request) {
+        java.time.Duration hold = java.time.Duration.ofMillis(request.path("timeoutMs").asLong(
+                java.time.Duration.ofMinutes(2).toMillis()));
+        return call(() -> client.post("/v1/permissions", request, hold));
+    }
+
+    @Override
     public JsonNode peers() {
         return call(() -> client.get("/v1/peers"));
     }

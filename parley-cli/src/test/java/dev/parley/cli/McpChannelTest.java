@@ -145,7 +145,7 @@ class McpChannelTest {
         assertTrue(instructions.contains("\"lead\""), "names the approver: " + instructions);
 
         List<McpSchema.Tool> tools = b.client.listTools().tools();
-        assertEquals(List.of("send", "reply", "ack", "inbox", "peers", "status"),
+        assertEquals(List.of("send", "reply", "ack", "inbox", "peers", "status", "permission_prompt"),
                 tools.stream().map(McpSchema.Tool::name).toList());
         McpSchema.Tool send = tools.getFirst();
         assertEquals(List.of("to", "text"), send.inputSchema().get("required"));

@@ -100,6 +100,20 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
             }
         }
 
+        /**
+         * Whether the list names {@code tool}: an entry is a tool name, or a pattern in which
+         * {@code *} stands for any run of characters ({@code mcp__github__*}).
+         */
+        public boolean blocks(String tool) {
+            return tools.stream().anyMatch(entry -> matches(entry, tool));
+        }
+
+        private static boolean matches(String entry, String tool) {
+            String regex = java.util.Arrays.stream(entry.split("\\*", -1)).map(Pattern::quote)
+                    .collect(java.util.stream.Collectors.joining(".*"));
+            return tool.matches(regex);
+        }
+
         /** The value of {@link #VARIABLE} for the agent's processes; none when nothing is blocked. */
         public Optional<String> variable() {
             return tools.isEmpty() ? Optional.empty() : Optional.of(String.join(",", tools));

@@ -165,6 +165,20 @@ public final class Agents {
         }
     }
 
+    /**
+     * The tools node {@code id}'s spec blocks: none when it is not a managed agent. A stored
+     * spec that no longer reads blocks everything, so a broken spec never widens what an agent may do.
+     */
+    public AgentSpec.ToolBlocklist toolBlocklist(NodeId id) {
+        return store.agent(id).map(stored -> {
+            try {
+                return format.read(stored.spec()).toolBlocklist();
+            } catch (ParleyException e) {
+                return new AgentSpec.ToolBlocklist(java.util.List.of("*"));
+            }
+        }).orElseGet(() -> new AgentSpec.ToolBlocklist(java.util.List.of()));
+    }
+
     /** The agent's spec as its creator wrote it (secrets in it only as file names). */
     public String spec(Principal caller, NodeId id) {
         visible(caller, id);

@@ -64,7 +64,7 @@ public final class ChannelBridge {
         McpJsonMapper mapper = McpJsonDefaults.getMapper();
         Notifier notifier = new Notifier();
         Optional<PermissionRelay> relay = settings.approver()
-                .map(approver -> new PermissionRelay(hub, settings.node(), approver, notifier::send));
+                .map(approver -> new PermissionRelay(hub, approver, notifier::send));
         Map<String, Consumer<JsonNode>> custom = relay.<Map<String, Consumer<JsonNode>>>map(r ->
                 Map.of(PermissionRelay.REQUEST_METHOD, r::requested)).orElseGet(() -> Map.of(
                 PermissionRelay.REQUEST_METHOD, params -> LOG.warning("a permission prompt arrived, but this node has"

@@ -27,6 +27,8 @@ public final class ChannelTools {
     public record Spec(String name, String description, ObjectNode inputSchema) {
     }
 
+    /** The tool to name in {@code claude --permission-prompt-tool mcp__parley__permission_prompt}. */
+    public static final String PERMISSION_PROMPT = "permission_prompt";
     public static final int DEFAULT_INBOX_LIMIT = 20;
     public static final int MAX_INBOX_LIMIT = 100;
 
@@ -63,7 +65,14 @@ public final class ChannelTools {
                     schema(new String[]{})),
             new Spec("status", "Show the delivery state and timeline of a message you sent or received.",
                     schema(new String[]{"id"},
-                            prop("id", "string", "The message id."))));
+                            prop("id", "string", "The message id."))),
+            new Spec(PERMISSION_PROMPT, "Claude Code's --permission-prompt-tool: asks the Parley hub whether this "
+                    + "node may call a tool (its blocklist, the policy's permission rules, else its approver) and "
+                    + "answers {\"behavior\":\"allow\",\"updatedInput\":…} or {\"behavior\":\"deny\",\"message\":…}.",
+                    schema(new String[]{"tool_name", "input"},
+                            prop("tool_name", "string", "The tool Claude Code wants to call."),
+                            prop("input", "object", "The tool's input."),
+                            prop("tool_use_id", "string", "The id of the tool use."))));
 
     private final HubPort hub;
 
@@ -93,7 +102,8 @@ public final class ChannelTools {
     private ToolResult run(String name, JsonNode arguments) {
         Optional<Spec> spec = spec(name);
         if (spec.isEmpty()) {
-            return ToolResult.error("unknown tool '" + name + "'; the tools are send, reply, ack, inbox, peers, status");
+            return ToolResult.error("unknown tool '" + name + "'; the tools are send, reply, ack, inbox, peers, status, "
+                    + PERMISSION_PROMPT);
         }
         try {
             Args args = Args.of(spec.get(), arguments);
@@ -104,6 +114,7 @@ public final class ChannelTools {
                 case "inbox" -> inbox(args);
                 case "peers" -> peers();
                 case "status" -> status(args);
+                case PERMISSION_PROMPT -> permissionPrompt(args);
                 default -> throw new IllegalStateException("tool without implementation: " + name);
             };
         } catch (BadArguments e) {
@@ -125,6 +136,37 @@ public final class ChannelTools {
         return ToolResult.ok("Sent message " + id + " to " + to + " (seq " + answer.path("seq").asText()
                 + ", accepted). A reply arrives as a channel message of kind reply with corr_id=" + id
                 + "; status(id) shows its delivery state.", object(answer));
+    }
+
+    /**
+     * The hub's decision in the shape Claude Code reads from a permission prompt tool: the JSON
+     * as the result's text. A refusal by the hub is a denial, not a tool error: the prompt
+     * must be answered.
+     */
+    private ToolResult permissionPrompt(Args args) {
+        JsonNode input = args.json("input").filter(JsonNode::isObject)
+                .orElseThrow(() -> new BadArguments("input must be the tool's input, an object"));
+        ObjectNode request = McpJson.object();
+        request.put("requestId", args.string("tool_use_id").orElseGet(() -> java.util.UUID.randomUUID().toString()));
+        request.put("tool", args.requiredString("tool_name"));
+        request.put("adapter", "claude-code");
+        request.set("input", input);
+        ObjectNode answer = McpJson.object();
+        try {
+            JsonNode decision = hub.permission(request);
+            if ("allow".equals(decision.path("verdict").asText())) {
+                answer.put("behavior", "allow");
+                answer.set("updatedInput", input);
+            } else {
+                answer.put("behavior", "deny");
+                answer.put("message", "denied by " + decision.path("decidedBy").asText() + ": "
+                        + decision.path("reason").asText());
+            }
+        } catch (HubRefusal e) {
+            answer.put("behavior", "deny");
+            answer.put("message", "the Parley hub refused the request: " + e.code() + ": " + e.getMessage());
+        }
+        return ToolResult.ok(answer.toString(), null);
     }
 
     private ToolResult reply(Args args) {

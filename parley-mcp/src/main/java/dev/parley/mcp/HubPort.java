@@ -29,6 +29,12 @@ public interface HubPort {
     /** {@code GET /v1/inbox?after=&limit=}: {@code {"items":[…],"next":seq}}. */
     JsonNode inbox(long after, int limit);
 
+    /**
+     * {@code POST /v1/permissions}: the hub decides whether this node may call a tool,
+     * holding the call until then (at most the request's {@code timeoutMs}).
+     */
+    JsonNode permission(ObjectNode request);
+
     /** {@code GET /v1/peers}: {@code {"node":me,"items":[…]}}, the nodes this node may send to and why. */
     JsonNode peers();
 

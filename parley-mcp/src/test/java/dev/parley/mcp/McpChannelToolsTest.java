@@ -53,6 +53,12 @@ class McpChannelToolsTest {
         }
 
         @Override
+        public JsonNode permission(ObjectNode request) {
+            calls.add("permission " + request);
+            return McpJson.object().put("verdict", "deny").put("decidedBy", "nobody").put("reason", "scripted");
+        }
+
+        @Override
         public JsonNode reply(String id, ObjectNode body) {
             calls.add("reply " + id + " " + body);
             return parse("{\"id\":\"r-1\",\"seq\":1,\"to\":\"lead\",\"status\":\"accepted\"}");
@@ -133,33 +139,6 @@ class McpChannelToolsTest {
         assertEquals(Map.of("from", "lead", "id", "e1", "kind", "event", "corr_id", "c1", "topic", "builds"),
                 params.get("meta"));
         assertEquals("", ChannelNotification.params(json("{\"id\":\"e2\",\"data\":null}")).get("content"));
-    }
-
-    @Test
-    void verdictsAreAllowOrDenyAndNothingElse() {
-        assertEquals("allow", PermissionRelay.verdict(json("{\"text\":\"Allow.\"}")).orElseThrow());
-        assertEquals("deny", PermissionRelay.verdict(json("{\"text\":\" deny - too risky\"}")).orElseThrow());
-        assertEquals("deny", PermissionRelay.verdict(json("{\"data\":{\"behavior\":\"deny\"}}")).orElseThrow());
-        assertEquals("allow", PermissionRelay.verdict(json("{\"data\":\"allow\"}")).orElseThrow());
-        assertTrue(PermissionRelay.verdict(json("{\"text\":\"maybe later\"}")).isEmpty());
-        assertTrue(PermissionRelay.verdict(json("{\"text\":\"allowed? no\"}")).isEmpty());
-
-        ScriptedHub hub = new ScriptedHub();
-        List<Map<String, Object>> verdicts = new ArrayList<>();
-        PermissionRelay relay = new PermissionRelay(hub, "worker", "lead", (method, p) -> verdicts.add(p));
-        relay.requested(json("{\"request_id\":\"abcde\",\"tool_name\":\"Bash\",\"description\":\"ls\",\"input_preview\":\"{}\"}"));
-        assertTrue(hub.calls.getLast().contains("\"kind\":\"permission_request\""), hub.calls.getLast());
-        relay.requested(json("{\"tool_name\":\"Bash\"}")); // no request_id: ignored, no send
-        assertEquals(1, hub.calls.stream().filter(c -> c.startsWith("send")).count());
-
-        assertFalse(relay.answered(json("{\"id\":\"x\",\"kind\":\"reply\",\"from\":\"mallory\",\"corrId\":\"m-1\",\"text\":\"allow\"}")),
-                "only the approver's reply counts");
-        assertFalse(relay.answered(json("{\"id\":\"x\",\"kind\":\"message\",\"from\":\"lead\",\"corrId\":\"m-1\",\"text\":\"allow\"}")));
-        assertFalse(relay.answered(json("{\"id\":\"x\",\"kind\":\"reply\",\"from\":\"lead\",\"corrId\":\"other\",\"text\":\"allow\"}")));
-        assertTrue(relay.answered(json("{\"id\":\"v1\",\"kind\":\"reply\",\"from\":\"lead\",\"corrId\":\"m-1\",\"text\":\"allow\"}")));
-        assertEquals(List.of(Map.of("request_id", "abcde", "behavior", "allow")), verdicts);
-        assertFalse(relay.answered(json("{\"id\":\"v2\",\"kind\":\"reply\",\"from\":\"lead\",\"corrId\":\"m-1\",\"text\":\"deny\"}")),
-                "a request is answered once");
     }
 
     @Test

@@ -86,7 +86,9 @@ import dev.parley.server.rest.LimitRoutes;
 import dev.parley.server.rest.MessageRoutes;
 import dev.parley.server.rest.NodeRoutes;
 import dev.parley.server.rest.OpsRoutes;
+import dev.parley.server.permission.Permissions;
 import dev.parley.server.rest.PeerRoutes;
+import dev.parley.server.rest.PermissionRoutes;
 import dev.parley.server.rest.PolicyRoutes;
 import dev.parley.server.rest.ScheduleRoutes;
 import dev.parley.server.rest.SchemaRoutes;
@@ -288,6 +290,8 @@ public final class Hub implements AutoCloseable {
                 feeds.close(node);
                 agentRuntime.retire(node);
             });
+            // Permission requests: the agent's blocklist, the policy's permission rules, else its approver asked.
+            Permissions permissions = new Permissions(router, graph, agents, livePolicy, waiters, metrics);
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
             // Scheduled sends: decided when created and again when each occurrence fires.
             Scheduler scheduler = new Scheduler(clock, metrics);
@@ -319,6 +323,7 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
+            new PermissionRoutes(permissions).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
             new TraceRoutes(traces).register(routes);
             // The chat adapters: the webhook bridges' way out, and every stored IRC network connected to again.
@@ -336,7 +341,8 @@ public final class Hub implements AutoCloseable {
             new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
             new SchemaRoutes(schemas).register(routes);
             new PeerRoutes(peers).register(routes);
-            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, inboxes, peers, metrics),
+            McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, inboxes, peers,
+                    permissions, metrics),
                     graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
             mcp.register(routes);
             new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,

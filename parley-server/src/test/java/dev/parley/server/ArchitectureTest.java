@@ -35,7 +35,7 @@ class ArchitectureTest {
             "dev.parley.server.mcp..", "dev.parley.server.chat..", "dev.parley.mcp.."};
     private static final String[] UNDER_THE_EDGES = {"dev.parley.server.delivery..", "dev.parley.server.policy..",
             "dev.parley.server.keys..", "dev.parley.server.http..", "dev.parley.server.wire..",
-            "dev.parley.server.metrics..", "dev.parley.server.schedule.."};
+            "dev.parley.server.metrics..", "dev.parley.server.schedule..", "dev.parley.server.permission.."};
 
     /** A store port is a core interface named {@code *Store}; anything that implements one is a store too. */
     private static final DescribedPredicate<JavaClass> STORES = assignableTo(

@@ -19,6 +19,7 @@ import dev.parley.mcp.HubPort;
 import dev.parley.mcp.HubRefusal;
 import dev.parley.server.http.Body;
 import dev.parley.server.metrics.Metrics;
+import dev.parley.server.permission.Permissions;
 import dev.parley.server.wire.Json;
 import dev.parley.server.wire.Views;
 
@@ -36,7 +37,7 @@ public final class LocalHubPort implements HubPort {
 
     /** What the port calls; one per hub. */
     public record Services(Router router, Messages messages, Registry registry, Inboxes inboxes, Peers peers,
-                    Metrics metrics) {
+                    Permissions permissions, Metrics metrics) {
     }
 
     private final Services hub;
@@ -111,6 +112,18 @@ public final class LocalHubPort implements HubPort {
     @Override
     public JsonNode inbox(long after, int limit) {
         return call(() -> Views.inboxPage(hub.inboxes().page(hub.inboxes().own(caller), after, limit)));
+    }
+
+    @Override
+    public JsonNode permission(ObjectNode request) {
+        return call(() -> {
+            try {
+                return hub.permissions().decide(caller, new Body(request));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HubRefusal("interrupted", "the hub is shutting down", 0);
+            }
+        });
     }
 
     @Override

@@ -11,6 +11,7 @@ import dev.parley.core.RuleInput;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * A compiled, immutable rule set: CEL programs in file order, under one version. Programs
@@ -75,13 +76,18 @@ final class CelRuleset implements PolicyRules.Ruleset {
      */
     @Override
     public Optional<PolicyRules.Match> first(PolicyRules.Effect effect, RuleInput input) {
+        return first(effect, () -> variables(input));
+    }
+
+    /** As {@link #first(PolicyRules.Effect, RuleInput)}, over the variables a rule set's environment declares. */
+    Optional<PolicyRules.Match> first(PolicyRules.Effect effect, Supplier<Map<String, Object>> input) {
         Map<String, Object> variables = null;
         for (CompiledRule rule : rules) {
             if (rule.effect() != effect) {
                 continue;
             }
             if (variables == null) {
-                variables = variables(input);
+                variables = input.get();
             }
             Optional<String> error;
             try {
@@ -107,7 +113,7 @@ final class CelRuleset implements PolicyRules.Ruleset {
                 "envelope", envelope(input.envelope()));
     }
 
-    private static Message party(RuleInput.Party party) {
+    static Message party(RuleInput.Party party) {
         Descriptors.Descriptor type = PolicyCompiler.NODE;
         DynamicMessage.Builder b = DynamicMessage.newBuilder(type)
                 .setField(type.findFieldByName("id"), party.id())

@@ -44,8 +44,9 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
      * What is in force and what happened last. {@code counted} and {@code quiet} are the same
      * rules; only the first reports to the metrics (dry-run checks use the second).
      */
-    public record State(PolicyRules.Ruleset counted, PolicyRules.Ruleset quiet, List<PolicyCompiler.RuleSpec> rules,
-                 Optional<Path> source, Optional<Instant> loadedAt, Optional<LoadError> lastError) {
+    public record State(PolicyRules.Ruleset counted, PolicyRules.Ruleset quiet, PermissionRuleset permissions,
+                 PolicyCompiler.Document document, Optional<Path> source, Optional<Instant> loadedAt,
+                 Optional<LoadError> lastError) {
         public String version() {
             return counted.version();
         }
@@ -81,16 +82,17 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
      */
     public static LivePolicy start(Optional<Path> file, Duration interval, Metrics metrics, InstantSource clock) {
         if (file.isEmpty()) {
-            return new LivePolicy(file, metrics, clock, new State(Ruleset.NONE, Ruleset.NONE, List.of(), Optional.empty(),
-                    Optional.empty(), Optional.empty()));
+            return new LivePolicy(file, metrics, clock, new State(Ruleset.NONE, Ruleset.NONE, PermissionRuleset.NONE,
+                    new PolicyCompiler.Document(List.of(), List.of()), Optional.empty(), Optional.empty(),
+                    Optional.empty()));
         }
         Path path = file.get();
         LivePolicy live = new LivePolicy(file, metrics, clock, null);
         try {
             Stamp stamp = stamp(path);
             byte[] bytes = Files.readAllBytes(path);
-            List<PolicyCompiler.RuleSpec> specs = live.compiler.parse(bytes, path.getFileName().toString());
-            live.state.set(live.loaded(specs, live.compiler.compile(specs)));
+            PolicyCompiler.Document document = live.compiler.parse(bytes, path.getFileName().toString());
+            live.state.set(live.loaded(document, live.compiler.compile(document)));
             live.lastStamp = stamp;
             live.lastDigest = digest(bytes);
         } catch (IOException e) {
@@ -99,7 +101,8 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
             throw new IllegalArgumentException("the policy file " + path + " is refused: " + e.getMessage());
         }
         LOG.info("policy " + live.state.get().version() + " loaded from " + path + " ("
-                + live.state.get().rules().size() + " rules)");
+                + live.state.get().document().rules().size() + " rules, "
+                + live.state.get().document().permissions().size() + " permission rules)");
         long millis = interval.toMillis();
         live.watcher.scheduleWithFixedDelay(live::poll, millis, millis, TimeUnit.MILLISECONDS);
         return live;
@@ -108,6 +111,11 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
     @Override
     public Ruleset current() {
         return state.get().counted();
+    }
+
+    /** The permission rules in force. */
+    public PermissionRuleset permissions() {
+        return state.get().permissions();
     }
 
     /** The same rules, without counting their decisions (dry runs). */
@@ -150,11 +158,12 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
             }
             lastDigest = digest;
             try {
-                List<PolicyCompiler.RuleSpec> specs = compiler.parse(bytes, path.getFileName().toString());
-                State next = loaded(specs, compiler.compile(specs));
+                PolicyCompiler.Document document = compiler.parse(bytes, path.getFileName().toString());
+                State next = loaded(document, compiler.compile(document));
                 State previous = state.getAndSet(next);
                 metrics.policyReloads.increment();
-                LOG.info("policy " + next.version() + " loaded from " + path + " (" + specs.size() + " rules; was "
+                LOG.info("policy " + next.version() + " loaded from " + path + " (" + document.rules().size() + " rules, "
+                        + document.permissions().size() + " permission rules; was "
                         + previous.version() + ")");
             } catch (PolicyCompiler.Refused e) {
                 refuse("the policy file " + path + " is refused, the rules in force (" + state.get().version()
@@ -193,15 +202,15 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
         };
     }
 
-    private State loaded(List<PolicyCompiler.RuleSpec> specs, CelRuleset rules) {
-        return new State(rules.observed(observer(metrics)), rules, specs, file, Optional.of(clock.instant()),
-                Optional.empty());
+    private State loaded(PolicyCompiler.Document document, PolicyCompiler.Compiled compiled) {
+        return new State(compiled.sends().observed(observer(metrics)), compiled.sends(), compiled.permissions(), document,
+                file, Optional.of(clock.instant()), Optional.empty());
     }
 
     private void refuse(String message, List<PolicyCompiler.Problem> problems) {
         metrics.policyReloadFailures.increment();
         LOG.log(Level.WARNING, message);
-        state.updateAndGet(s -> new State(s.counted(), s.quiet(), s.rules(), s.source(), s.loadedAt(),
+        state.updateAndGet(s -> new State(s.counted(), s.quiet(), s.permissions(), s.document(), s.source(), s.loadedAt(),
                 Optional.of(new LoadError(clock.instant(), message, problems))));
     }
 

@@ -11,11 +11,13 @@ import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
 import com.google.protobuf.DescriptorProtos.MessageOptions;
 import com.google.protobuf.Descriptors;
 import dev.cel.bundle.Cel;
+import dev.cel.bundle.CelBuilder;
 import dev.cel.bundle.CelFactory;
 import dev.cel.common.CelAbstractSyntaxTree;
 import dev.cel.common.CelOptions;
 import dev.cel.common.CelValidationException;
 import dev.cel.common.CelValidationResult;
+import dev.cel.common.types.MapType;
 import dev.cel.common.types.SimpleType;
 import dev.cel.common.types.StructTypeReference;
 import dev.cel.extensions.CelOptionalLibrary;
@@ -37,17 +39,20 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Reads a policy rules file (JSON or YAML) and compiles every rule with CEL, type-checked
- * against the variables {@code sender}, {@code target} (id, kind, labels, parent, group) and
- * {@code envelope} (kind, textSize, meta, topic). Each rule must be a bool expression; a file
- * with any rule that fails is refused whole, with every problem listed.
+ * Reads a policy rules file (JSON or YAML) and compiles every rule with CEL. Its {@code rules}
+ * decide sends, type-checked against the variables {@code sender}, {@code target} (id, kind,
+ * labels, parent, group) and {@code envelope} (kind, textSize, meta, topic); its
+ * {@code permissions} decide agents' permission requests, against {@code tool} and {@code kind}
+ * (strings), {@code input} (the tool's input, a map) and {@code node} (the asking node, as
+ * {@code sender}). Each rule must be a bool expression; a file with any rule that fails is
+ * refused whole, with every problem listed.
  */
 public final class PolicyCompiler {
     static final int MAX_FILE_BYTES = 1 << 20;
     static final int MAX_RULES = 1000;
     static final int MAX_EXPRESSION_CHARS = 4096;
     private static final Pattern RULE_NAME = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$");
-    private static final Set<String> FILE_FIELDS = Set.of("rules");
+    private static final Set<String> FILE_FIELDS = Set.of("rules", "permissions");
     private static final Set<String> RULE_FIELDS = Set.of("name", "effect", "when");
 
     private static final String PACKAGE = "parley.policy";
@@ -85,6 +90,14 @@ public final class PolicyCompiler {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
             .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
 
+    /** A file's two sections, as written: the rules over sends and those over permission requests. */
+    public record Document(List<RuleSpec> rules, List<RuleSpec> permissions) {
+    }
+
+    /** A file compiled: both sections, under one version. */
+    record Compiled(CelRuleset sends, PermissionRuleset permissions) {
+    }
+
     /** One rule as written. */
     public record RuleSpec(String name, PolicyRules.Effect effect, String when) {
     }
@@ -107,23 +120,35 @@ public final class PolicyCompiler {
         }
     }
 
-    private final Cel cel = CelFactory.standardCelBuilder()
-            .setOptions(CelOptions.current()
-                    .enableOptionalSyntax(true)
-                    .comprehensionMaxIterations(10_000)
-                    .maxExpressionCodePointSize(MAX_EXPRESSION_CHARS)
-                    .build())
-            .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
-            .addCompilerLibraries(CelOptionalLibrary.INSTANCE)
-            .addRuntimeLibraries(CelOptionalLibrary.INSTANCE)
-            .addMessageTypes(NODE, ENVELOPE)
+    private final Cel cel = environment()
             .addVar("sender", StructTypeReference.create(NODE.getFullName()))
             .addVar("target", StructTypeReference.create(NODE.getFullName()))
             .addVar("envelope", StructTypeReference.create(ENVELOPE.getFullName()))
             .build();
 
+    private final Cel permissionCel = environment()
+            .addVar("tool", SimpleType.STRING)
+            .addVar("kind", SimpleType.STRING)
+            .addVar("input", MapType.create(SimpleType.STRING, SimpleType.DYN))
+            .addVar("node", StructTypeReference.create(NODE.getFullName()))
+            .build();
+
+    /** What both sections' rules may use: the standard library, optionals, bounded comprehensions. */
+    private static CelBuilder environment() {
+        return CelFactory.standardCelBuilder()
+                .setOptions(CelOptions.current()
+                        .enableOptionalSyntax(true)
+                        .comprehensionMaxIterations(10_000)
+                        .maxExpressionCodePointSize(MAX_EXPRESSION_CHARS)
+                        .build())
+                .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
+                .addCompilerLibraries(CelOptionalLibrary.INSTANCE)
+                .addRuntimeLibraries(CelOptionalLibrary.INSTANCE)
+                .addMessageTypes(NODE, ENVELOPE);
+    }
+
     /** Reads the rules of a file; {@code fileName} picks the syntax ({@code .json}: JSON, anything else: YAML). */
-    List<RuleSpec> parse(byte[] bytes, String fileName) throws Refused {
+    Document parse(byte[] bytes, String fileName) throws Refused {
         if (bytes.length > MAX_FILE_BYTES) {
             throw refused("the policy file is larger than " + MAX_FILE_BYTES + " bytes");
         }
@@ -139,18 +164,33 @@ public final class PolicyCompiler {
         }
         for (String field : (Iterable<String>) object::fieldNames) {
             if (!FILE_FIELDS.contains(field)) {
-                throw refused("unknown field \"" + field + "\" in the policy file; it has only \"rules\"");
+                throw refused("unknown field \"" + field + "\" in the policy file; it has only \"rules\" and"
+                        + " \"permissions\"");
             }
         }
         JsonNode rules = object.get("rules");
         if (rules == null || !rules.isArray()) {
             throw refused("the policy file must have a list \"rules\"");
         }
-        if (rules.size() > MAX_RULES) {
-            throw refused("the policy file has " + rules.size() + " rules; at most " + MAX_RULES + " are allowed");
+        JsonNode permissions = object.path("permissions");
+        if (!permissions.isMissingNode() && !permissions.isArray()) {
+            throw refused("\"permissions\" must be a list of rules");
         }
-        List<RuleSpec> specs = new ArrayList<>();
+        if (rules.size() + permissions.size() > MAX_RULES) {
+            throw refused("the policy file has " + (rules.size() + permissions.size()) + " rules; at most " + MAX_RULES
+                    + " are allowed");
+        }
         List<Problem> problems = new ArrayList<>();
+        Document document = new Document(section(rules, "", problems), section(permissions, "permissions: ", problems));
+        if (!problems.isEmpty()) {
+            throw new Refused(summary(problems), problems);
+        }
+        return document;
+    }
+
+    /** The rules of one section; what is wrong with them goes to {@code problems}, each error after {@code label}. */
+    private static List<RuleSpec> section(JsonNode rules, String label, List<Problem> problems) {
+        List<RuleSpec> specs = new ArrayList<>();
         Set<String> names = new HashSet<>();
         for (int i = 0; i < rules.size(); i++) {
             JsonNode rule = rules.get(i);
@@ -162,45 +202,61 @@ public final class PolicyCompiler {
                 }
                 specs.add(spec);
             } catch (IllegalArgumentException e) {
-                problems.add(new Problem(Optional.of(i), name, e.getMessage()));
+                problems.add(new Problem(Optional.of(i), name, label + e.getMessage()));
             }
-        }
-        if (!problems.isEmpty()) {
-            throw new Refused(summary(problems), problems);
         }
         return specs;
     }
 
-    /** Compiles and type-checks every rule; all must be bool. */
-    CelRuleset compile(List<RuleSpec> specs) throws Refused {
-        List<CelRuleset.CompiledRule> compiled = new ArrayList<>();
+    /** Compiles and type-checks every rule of both sections; all must be bool. */
+    Compiled compile(Document document) throws Refused {
         List<Problem> problems = new ArrayList<>();
-        for (int i = 0; i < specs.size(); i++) {
-            RuleSpec spec = specs.get(i);
-            try {
-                compiled.add(new CelRuleset.CompiledRule(spec.name(), spec.effect(), cel.createProgram(check(spec.when()))));
-            } catch (IllegalArgumentException e) {
-                problems.add(new Problem(Optional.of(i), Optional.of(spec.name()), e.getMessage()));
-            } catch (CelEvaluationException e) {
-                problems.add(new Problem(Optional.of(i), Optional.of(spec.name()), "cannot be planned: " + e.getMessage()));
-            }
-        }
+        List<CelRuleset.CompiledRule> sends = compile(cel, document.rules(), "", problems);
+        List<CelRuleset.CompiledRule> permissions = compile(permissionCel, document.permissions(), "permissions: ",
+                problems);
         if (!problems.isEmpty()) {
             throw new Refused(summary(problems), problems);
         }
-        return new CelRuleset(version(specs), compiled);
+        String version = version(document);
+        return new Compiled(new CelRuleset(version, sends), new PermissionRuleset(new CelRuleset(version, permissions)));
+    }
+
+    private static List<CelRuleset.CompiledRule> compile(Cel env, List<RuleSpec> specs, String label,
+                                                         List<Problem> problems) {
+        List<CelRuleset.CompiledRule> compiled = new ArrayList<>();
+        for (int i = 0; i < specs.size(); i++) {
+            RuleSpec spec = specs.get(i);
+            try {
+                compiled.add(new CelRuleset.CompiledRule(spec.name(), spec.effect(),
+                        env.createProgram(check(env, spec.when()))));
+            } catch (IllegalArgumentException e) {
+                problems.add(new Problem(Optional.of(i), Optional.of(spec.name()), label + e.getMessage()));
+            } catch (CelEvaluationException e) {
+                problems.add(new Problem(Optional.of(i), Optional.of(spec.name()), label + "cannot be planned: "
+                        + e.getMessage()));
+            }
+        }
+        return compiled;
     }
 
     /** Parses and compiles a whole file. */
-    CelRuleset load(byte[] bytes, String fileName) throws Refused {
+    Compiled load(byte[] bytes, String fileName) throws Refused {
         return compile(parse(bytes, fileName));
     }
 
     /** The version of a rule set: a hash of its canonical form, {@code p-} and 12 hex digits. */
-    static String version(List<RuleSpec> specs) {
+    static String version(Document document) {
         var canonical = Json.array();
-        for (RuleSpec spec : specs) {
+        for (RuleSpec spec : document.rules()) {
             canonical.addObject().put("name", spec.name()).put("effect", spec.effect().wire()).put("when", spec.when());
+        }
+        // Permission rules join the hash only when there are some: a file without them keeps its version.
+        if (!document.permissions().isEmpty()) {
+            var permissions = canonical.addObject().putArray("permissions");
+            for (RuleSpec spec : document.permissions()) {
+                permissions.addObject().put("name", spec.name()).put("effect", spec.effect().wire())
+                        .put("when", spec.when());
+            }
         }
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(Json.bytes(canonical));
@@ -210,8 +266,8 @@ public final class PolicyCompiler {
         }
     }
 
-    private CelAbstractSyntaxTree check(String expression) {
-        CelValidationResult result = cel.compile(expression);
+    private static CelAbstractSyntaxTree check(Cel env, String expression) {
+        CelValidationResult result = env.compile(expression);
         if (result.hasError()) {
             throw new IllegalArgumentException(result.getErrorString());
         }

@@ -103,8 +103,11 @@ public final class PolicyRoutes {
         ObjectNode out = Json.object();
         out.put("version", state.version());
         var rules = out.putArray("rules");
-        state.rules().forEach(r -> rules.addObject().put("name", r.name()).put("effect", r.effect().wire())
+        state.document().rules().forEach(r -> rules.addObject().put("name", r.name()).put("effect", r.effect().wire())
                 .put("when", r.when()));
+        var permissions = out.putArray("permissions");
+        state.document().permissions().forEach(r -> permissions.addObject().put("name", r.name())
+                .put("effect", r.effect().wire()).put("when", r.when()));
         out.put("source", state.source().map(p -> p.toAbsolutePath().toString()).orElse(null));
         out.put("loadedAt", state.loadedAt().map(Json::time).orElse(null));
         if (state.lastError().isEmpty()) {

@@ -117,7 +117,7 @@ class McpHttpTest {
     // ------------------------------------------------------------------ tests
 
     @Test
-    void initializeOpensASessionAndListsTheSixTools() {
+    void initializeOpensASessionAndListsTheSevenTools() {
         HubFixture.Resp init = rpc(workerToken, null, "initialize", Map.of("protocolVersion", "2025-11-25",
                 "capabilities", Map.of(), "clientInfo", Map.of("name", "test", "version", "1")));
         assertEquals(200, init.status(), init::toString);
@@ -138,7 +138,7 @@ class McpHttpTest {
         HubFixture.Resp tools = rpc(workerToken, session, "tools/list", null);
         assertEquals(200, tools.status(), tools::toString);
         List<String> names = tools.json().path("result").path("tools").findValuesAsText("name");
-        assertEquals(List.of("send", "reply", "ack", "inbox", "peers", "status"), names);
+        assertEquals(List.of("send", "reply", "ack", "inbox", "peers", "status", "permission_prompt"), names);
         for (JsonNode tool : tools.json().path("result").path("tools")) {
             assertEquals("object", tool.path("inputSchema").path("type").asText(), tool::toString);
             assertFalse(tool.path("description").asText().isBlank(), tool::toString);
@@ -188,6 +188,31 @@ class McpHttpTest {
         assertEquals("delivered", item.path("state").asText(), "this call delivered it: " + inbox);
         assertTrue(text(inbox).contains(", delivered: new to you"), inbox::toString);
         assertEquals("delivered", hub.status(leadToken, fresh).text("state"));
+    }
+
+    /** Claude Code's --permission-prompt-tool: the hub asks the worker's parent, whose reply decides. */
+    @Test
+    void thePermissionPromptToolAnswersWhatClaudeCodeReads() throws Exception {
+        String session = open(workerToken);
+        java.util.concurrent.CompletableFuture<JsonNode> asked = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> call(workerToken, session, "permission_prompt", Map.of("tool_name", "Bash",
+                        "input", Map.of("command", "ls"), "tool_use_id", "toolu_1")));
+        JsonNode question = org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                .until(() -> hub.inbox(leadToken).stream().filter(e -> "permission_request".equals(
+                        e.path("kind").asText())).findFirst(), java.util.Optional::isPresent).orElseThrow();
+        assertEquals("toolu_1", question.path("data").path("request_id").asText());
+        assertEquals("execute", question.path("data").path("kind").asText());
+        assertEquals(202, hub.post(leadToken, "/v1/messages/" + question.path("id").asText() + "/reply",
+                obj("text", "allow")).status());
+        JsonNode allowed = HubFixture.JSON.readTree(asked.join().path("content").get(0).path("text").asText());
+        assertEquals(HubFixture.JSON.readTree("{\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"ls\"}}"), allowed);
+
+        // outsider has no parent and names no approver: nobody to ask, so no
+        String other = open(outsiderToken);
+        JsonNode denied = HubFixture.JSON.readTree(call(outsiderToken, other, "permission_prompt", Map.of(
+                "tool_name", "Write", "input", Map.of())).path("content").get(0).path("text").asText());
+        assertEquals("deny", denied.path("behavior").asText());
+        assertTrue(denied.path("message").asText().contains("nobody"), denied::toString);
     }
 
     @Test
