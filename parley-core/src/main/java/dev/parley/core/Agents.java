@@ -170,13 +170,25 @@ public final class Agents {
      * spec that no longer reads blocks everything, so a broken spec never widens what an agent may do.
      */
     public AgentSpec.ToolBlocklist toolBlocklist(NodeId id) {
+        return managedSpec(id).map(spec -> spec.map(AgentSpec::toolBlocklist)
+                        .orElseGet(() -> new AgentSpec.ToolBlocklist(java.util.List.of("*"))))
+                .orElseGet(() -> new AgentSpec.ToolBlocklist(java.util.List.of()));
+    }
+
+    /** The kinds node {@code id}'s spec gives tools by name: none when it is not a managed agent or its spec no longer reads. */
+    public AgentSpec.ToolKindOverrides toolKinds(NodeId id) {
+        return managedSpec(id).flatMap(spec -> spec.map(AgentSpec::toolKinds)).orElse(AgentSpec.ToolKindOverrides.NONE);
+    }
+
+    /** Empty when {@code id} is no managed agent; else its spec, empty when the stored text no longer reads. */
+    private Optional<Optional<AgentSpec>> managedSpec(NodeId id) {
         return store.agent(id).map(stored -> {
             try {
-                return format.read(stored.spec()).toolBlocklist();
+                return Optional.of(format.read(stored.spec()));
             } catch (ParleyException e) {
-                return new AgentSpec.ToolBlocklist(java.util.List.of("*"));
+                return Optional.empty();
             }
-        }).orElseGet(() -> new AgentSpec.ToolBlocklist(java.util.List.of()));
+        });
     }
 
     /** The agent's spec as its creator wrote it (secrets in it only as file names). */

@@ -291,7 +291,8 @@ public final class Hub implements AutoCloseable {
                 agentRuntime.retire(node);
             });
             // Permission requests: the agent's blocklist, the policy's permission rules, else its approver asked.
-            Permissions permissions = new Permissions(router, graph, agents, livePolicy, waiters, metrics);
+            Permissions permissions = new Permissions(router, graph, agents, livePolicy, waiters, metrics, traces,
+                    clock);
             Claims claims = new Claims(store.claims(), store, notices, livePolicy, clock);
             // Scheduled sends: decided when created and again when each occurrence fires.
             Scheduler scheduler = new Scheduler(clock, metrics);

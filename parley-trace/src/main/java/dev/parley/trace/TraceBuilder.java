@@ -4,7 +4,7 @@ import dev.parley.core.ToolKind;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.math.BigDecimal;
-import java.time.Clock;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -20,17 +20,24 @@ import java.util.function.Consumer;
  * used from one thread at a time.
  */
 public final class TraceBuilder {
-    private final Clock clock;
+    private final InstantSource clock;
     private final Consumer<TraceEvent> sink;
+    private final String idPrefix;
     private final List<TraceEvent> events = new ArrayList<>();
     private final Map<String, String> calls = new HashMap<>();
     private final Map<String, String> requests = new HashMap<>();
     private long next = 1;
     private boolean stopped;
 
-    public TraceBuilder(Clock clock, Consumer<TraceEvent> sink) {
+    public TraceBuilder(InstantSource clock, Consumer<TraceEvent> sink) {
+        this(clock, sink, "e");
+    }
+
+    /** A builder whose ids start with {@code idPrefix}, for events added to a turn someone else also writes. */
+    public TraceBuilder(InstantSource clock, Consumer<TraceEvent> sink, String idPrefix) {
         this.clock = clock;
         this.sink = sink;
+        this.idPrefix = idPrefix;
     }
 
     public TraceEvent.Message message(TraceEvent.Role role, String text) {
@@ -95,7 +102,7 @@ public final class TraceBuilder {
         if (stopped) {
             throw new IllegalStateException("the turn has stopped; it takes no more events");
         }
-        return "e" + next++;
+        return idPrefix + next++;
     }
 
     private <E extends TraceEvent> E emit(E event) {

@@ -1,6 +1,7 @@
 package dev.parley.trace;
 
 import dev.parley.core.ToolKind;
+import dev.parley.core.Turn;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -56,6 +57,11 @@ public final class TraceEvents {
             }
         }
         return out;
+    }
+
+    /** The event as the hub keeps it in its turn: canonical JSON. */
+    public static Turn.Event stored(TraceEvent event) {
+        return new Turn.Event(event.id(), event.type(), event.at(), toJson(event).toString());
     }
 
     /** Reads one event; a {@link TraceFormatException} says what is wrong with it. */

@@ -2,6 +2,7 @@ package dev.parley.server.permission;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.AgentSpec;
 import dev.parley.core.Agents;
 import dev.parley.core.Appended;
 import dev.parley.core.Envelope;
@@ -17,12 +18,16 @@ import dev.parley.core.Router;
 import dev.parley.core.RuleInput;
 import dev.parley.core.SendRequest;
 import dev.parley.core.ToolKind;
+import dev.parley.core.Traces;
 import dev.parley.server.delivery.ReplyWaiters;
 import dev.parley.server.http.Body;
 import dev.parley.server.metrics.Metrics;
 import dev.parley.server.policy.LivePolicy;
 import dev.parley.server.wire.Json;
 import dev.parley.trace.ToolKinds;
+import dev.parley.trace.TraceBuilder;
+import dev.parley.trace.TraceEvent;
+import dev.parley.trace.TraceEvents;
 import dev.parley.trace.permission.Answer;
 import dev.parley.trace.permission.Decider;
 import dev.parley.trace.permission.Decision;
@@ -30,11 +35,13 @@ import dev.parley.trace.permission.PermissionAsk;
 import dev.parley.trace.permission.PermissionMediator;
 
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 
 /**
@@ -54,6 +61,7 @@ public final class Permissions {
     static final int MAX_PENDING_PER_NODE = 16;
     /** The most a tool's input may weigh, as JSON; it travels to the approver in the envelope. */
     static final int MAX_INPUT_BYTES = 16 * 1024;
+    private static final Logger LOG = Logger.getLogger(Permissions.class.getName());
     private static final Pattern REQUEST_ID = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
     private static final Pattern TOOL = Pattern.compile("^[^\\p{Cntrl}]{1,256}$");
 
@@ -63,22 +71,27 @@ public final class Permissions {
     private final LivePolicy policy;
     private final ReplyWaiters waiters;
     private final Metrics metrics;
+    private final Traces traces;
+    private final InstantSource clock;
     private final Map<NodeId, Integer> pending = new ConcurrentHashMap<>();
 
     public Permissions(Router router, Graph graph, Agents agents, LivePolicy policy, ReplyWaiters waiters,
-                            Metrics metrics) {
+                       Metrics metrics, Traces traces, InstantSource clock) {
         this.router = router;
         this.graph = graph;
         this.agents = agents;
         this.policy = policy;
         this.waiters = waiters;
         this.metrics = metrics;
+        this.traces = traces;
+        this.clock = clock;
     }
 
     /**
      * Decides the request {@code body} of {@code caller}'s node: {@code {requestId, tool, kind?,
-     * input, adapter?, approver?, timeoutMs?}}; answers {@code {requestId, tool, kind, verdict,
-     * decidedBy, reason}}.
+     * input, adapter?, approver?, timeoutMs?, turn?, envelope?}}; answers {@code {requestId, tool,
+     * kind, verdict, decidedBy, reason}}. With {@code turn} and {@code envelope} (and
+     * {@code adapter}), the request and the decision are recorded in that turn of the caller.
      */
     public ObjectNode decide(Principal caller, Body body) throws InterruptedException {
         Node node = caller.actingNode(graph, "ask for a permission");
@@ -98,7 +111,13 @@ public final class Permissions {
             throw new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "input is larger than " + MAX_INPUT_BYTES
                     + " bytes as JSON; send the approver a shorter preview");
         }
-        ToolKind kind = kind(body, tool);
+        ToolKind kind = kind(body, tool, agents.toolKinds(node.id()));
+        Optional<String> turn = body.string("turn");
+        Optional<String> envelope = body.string("envelope");
+        if (turn.isPresent() != envelope.isPresent() || turn.isPresent() && body.string("adapter").isEmpty()) {
+            throw Body.invalid("turn, envelope and adapter go together: the turn to record the decision in, the"
+                    + " envelope it works, and the adapter that runs it");
+        }
         long timeoutMs = body.longValue("timeoutMs").orElse(DEFAULT_TIMEOUT.toMillis());
         if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
             throw Body.invalid("timeoutMs must be between 1 and " + MAX_TIMEOUT_MS + " (10 minutes)");
@@ -113,7 +132,18 @@ public final class Permissions {
         approver.ifPresent(a -> deciders.add(new Decider.AskNode(a.value(), Duration.ofMillis(timeoutMs),
                 (question, to, timeout) -> ask(caller, question, NodeId.of(to), timeout))));
 
-        Decision decision = PermissionMediator.decide(ask, deciders, Optional.empty());
+        List<TraceEvent> recorded = new ArrayList<>(2);
+        // the hub's events in the runner's turn: ids of their own, so they never meet the runner's
+        Optional<TraceBuilder> trace = turn.map(t -> new TraceBuilder(clock, recorded::add,
+                "permission-" + Integer.toHexString(requestId.hashCode()) + "-"));
+        Decision decision;
+        try {
+            decision = PermissionMediator.decide(ask, deciders, trace);
+        } finally {
+            if (turn.isPresent()) {
+                record(caller, turn.get(), envelope.get(), body.string("adapter").get(), recorded);
+            }
+        }
         ObjectNode out = Json.object();
         out.put("requestId", requestId);
         out.put("tool", tool);
@@ -124,8 +154,21 @@ public final class Permissions {
         return out;
     }
 
-    /** The kind the body names, else the one its adapter's table gives the tool, else other. */
-    private static ToolKind kind(Body body, String tool) {
+    /**
+     * Records the request and its decision in the caller's turn. Recording never changes the
+     * decision: a turn that refuses them (stopped, or a repeat of a request it already holds with
+     * other times) is logged and left as it is.
+     */
+    private void record(Principal caller, String turn, String envelope, String adapter, List<TraceEvent> events) {
+        try {
+            traces.record(caller, turn, envelope, adapter, events.stream().map(TraceEvents::stored).toList());
+        } catch (ParleyException e) {
+            LOG.warning("permission events not recorded in turn " + turn + ": " + e.getMessage());
+        }
+    }
+
+    /** The kind the body names, else the agent's own or its adapter's for the tool, else other. */
+    private static ToolKind kind(Body body, String tool, AgentSpec.ToolKindOverrides own) {
         Optional<String> named = body.string("kind");
         if (named.isPresent()) {
             return ToolKind.parse(named.get()).orElseThrow(() -> Body.invalid("kind must be one of "
@@ -135,7 +178,7 @@ public final class Permissions {
         if (adapter.isPresent() && !ToolKinds.ADAPTERS.contains(adapter.get())) {
             throw Body.invalid("adapter must be one of " + ToolKinds.ADAPTERS);
         }
-        return adapter.map(a -> ToolKinds.builtIn().resolve(a, Map.of(), tool)).orElse(ToolKind.OTHER);
+        return ToolKinds.builtIn().resolve(adapter.orElse(""), own.kinds(), tool); // no adapter: no table
     }
 
     /**

@@ -11,7 +11,6 @@ import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.wire.Json;
-import dev.parley.trace.TraceEvent;
 import dev.parley.trace.TraceEvents;
 import dev.parley.trace.TraceFormatException;
 
@@ -52,13 +51,11 @@ public final class TraceRoutes {
         }
         List<Turn.Event> events = new ArrayList<>(given.size());
         for (int k = 0; k < given.size(); k++) {
-            TraceEvent event;
             try {
-                event = TraceEvents.fromJson(given.get(k).json());
+                events.add(TraceEvents.stored(TraceEvents.fromJson(given.get(k).json())));
             } catch (TraceFormatException e) {
                 throw Body.invalid("events[" + k + "]: " + e.getMessage());
             }
-            events.add(new Turn.Event(event.id(), event.type(), event.at(), TraceEvents.toJson(event).toString()));
         }
         Traces.Recorded recorded = traces.record(caller, ex.path("turn"), body.requiredString("envelope"),
                 body.requiredString("adapter"), events);
