@@ -42,15 +42,17 @@ public final class CommandAdapter {
         trace.toolCall(CALL, TOOL, ToolKinds.builtIn().resolve(ToolKinds.COMMAND, overrides, TOOL), call);
     }
 
-    /** The process exited with {@code status} having written {@code stdout}: 0 answers with it, any other fails. */
-    public void exited(int status, String stdout) {
+    /**
+     * The process exited with {@code status} having written {@code stdout}: 0 answers with it
+     * (trailing whitespace dropped), any other fails the turn, the stop's detail saying why.
+     */
+    public TraceEvent.Stop exited(int status, String stdout) {
         trace.toolResult(CALL, status != 0, "exit status " + status + (stdout.isEmpty() ? "" : "\n" + stdout));
-        if (status == 0) {
-            trace.message(TraceEvent.Role.ASSISTANT, stdout.stripTrailing());
-            trace.stop(TraceEvent.StopReason.END_TURN, Optional.empty());
-        } else {
-            trace.stop(TraceEvent.StopReason.ERROR, Optional.of("the command exited with status " + status));
+        if (status != 0) {
+            return trace.stop(TraceEvent.StopReason.ERROR, Optional.of("the command exited with status " + status));
         }
+        trace.message(TraceEvent.Role.ASSISTANT, stdout.stripTrailing());
+        return trace.stop(TraceEvent.StopReason.END_TURN, Optional.empty());
     }
 
     /** The run came to nothing ({@code reason}: timeout, error): why, as its result and the stop's detail. */
