@@ -36,6 +36,6 @@ public record Envelope(String id, long seq, NodeId from, NodeId to, String kind,
     /** A copy for delivery attempt {@code attempt}. */
     public Envelope withAttempt(int attempt) {
         return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, messageId, meta, createdAt,
-                new Trace(attempt, trace.route(), trace.policyVersion(), trace.rule()));
+                trace.attempt(attempt));
     }
 }

@@ -39,6 +39,8 @@ public enum ErrorCode {
     GROUP_NOT_FOUND(404),
     CARD_NOT_FOUND(404),
     SCHEDULE_NOT_FOUND(404),
+    /** No trace, or none of its turns the caller may see. */
+    TRACE_NOT_FOUND(404),
     NOT_SUBSCRIBED(404),
     METHOD_NOT_ALLOWED(405),
     NODE_EXISTS(409),
@@ -48,6 +50,8 @@ public enum ErrorCode {
     /** A claim on an envelope whose earlier claim was taken back, before its backoff is over. */
     CLAIM_BACKOFF(409),
     CAPABILITY_TAKEN(409),
+    /** A turn's events that contradict it: another envelope, an event id reused for other content, events after its stop. */
+    TURN_CONFLICT(409),
     PAYLOAD_TOO_LARGE(413),
     UNSUPPORTED_MEDIA_TYPE(415),
     // --- admission by invite and rate limits ---

@@ -55,6 +55,6 @@ public final class Notices {
         Payload payload = new Payload(Optional.of(text), Optional.of(new JsonText(data)), Optional.of(about.id()),
                 about.threadId(), Optional.empty(), Map.of());
         return Draft.by(Route.SYSTEM, NodeId.HUB, kind, payload).to(ids.next(), about.from(), at,
-                new Trace(1, Route.SYSTEM, rules.version()));
+                new Trace(1, Route.SYSTEM, rules.version(), Optional.empty(), about.trace().context().child()));
     }
 }

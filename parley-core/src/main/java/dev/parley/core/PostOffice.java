@@ -178,9 +178,13 @@ final class PostOffice {
         schemas.check(draft.kind(), draft.payload().data());
     }
 
-    /** The trace names the draft's surface, or, for a direct send, the route its decision took. */
+    /**
+     * The trace names the draft's surface, or, for a direct send, the route its decision took,
+     * and continues the conversation the draft follows or the caller's trace.
+     */
     private static Trace trace(Draft draft, AclDecision.Allowed allowed) {
-        return new Trace(1, draft.route().orElse(allowed.route()), allowed.policyVersion(), allowed.rule());
+        return new Trace(1, draft.route().orElse(allowed.route()), allowed.policyVersion(), allowed.rule(),
+                TraceContext.forEnvelope(draft.follows()));
     }
 
     /** The refusal of a send the access policy denied; the detail names the rule and the version. */

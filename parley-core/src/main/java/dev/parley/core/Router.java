@@ -59,7 +59,8 @@ public final class Router {
         }
         Payload threaded = new Payload(payload.text(), payload.data(), Optional.of(originalId),
                 payload.threadId().or(() -> original.envelope().threadId()), payload.messageId(), payload.meta());
-        return office.answer(actor, to, Draft.by(Route.REPLY, replier.id(), "reply", threaded), "reply to " + originalId,
+        return office.answer(actor, to, Draft.by(Route.REPLY, replier.id(), "reply", threaded)
+                        .following(original.envelope().trace().context()), "reply to " + originalId,
                 (envelope, audit) -> store.append(envelope, audit, Optional.of(originalId), Optional.empty()))
                 .spooled(federation.spooling());
     }

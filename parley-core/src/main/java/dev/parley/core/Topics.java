@@ -103,7 +103,8 @@ public final class Topics {
                 .toList();
         Optional<Grant> topicGrant = graph.activeGrant(publisher.id(), new GrantTarget.Topic(topic), actor.at());
         PostOffice.Reach reach = (check, subscriber) -> reach(check, publisher, subscriber, topic, topicGrant);
-        Draft draft = new Draft(publisher.id(), EVENT_KIND, Optional.of(Route.TOPIC), Optional.of(topic.value()), payload);
+        Draft draft = new Draft(publisher.id(), EVENT_KIND, Optional.of(Route.TOPIC), Optional.of(topic.value()), payload,
+                Optional.empty());
         return office.publish(actor, topicTarget(topic), RuleInput.Party.of(publisher, graph), subscribers, draft, reach,
                 Optional.empty(), store);
     }

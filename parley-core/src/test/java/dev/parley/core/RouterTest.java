@@ -50,7 +50,7 @@ class RouterTest {
         assertEquals(List.of(envelope), store.inbox(NodeId.of("a2")));
         assertEquals(1, envelope.seq());
         assertEquals(NodeId.of("a1"), envelope.from());
-        assertEquals(new Trace(1, Route.INTRA_GROUP, version), envelope.trace());
+        assertEquals(new Trace(1, Route.INTRA_GROUP, version, Optional.empty(), envelope.trace().context()), envelope.trace());
         assertEquals(commits + 1, store.commits(), "envelope and audit entry in one append");
         assertEquals(List.of(new AuditEntry(MemoryHub.START, "a1", "send", "a2", AuditEntry.Decision.ALLOW, "intra_group",
                 Optional.of(envelope.id()), version)), store.audit("send"));
@@ -98,7 +98,7 @@ class RouterTest {
 
         String allowVersion = hub.nextVersion();
         Envelope widened = router.send(as("lead-a"), send("b1", "message", text("hello"))).envelope();
-        assertEquals(new Trace(1, Route.POLICY, allowVersion, Optional.of("leads-talk")), widened.trace());
+        assertEquals(new Trace(1, Route.POLICY, allowVersion, Optional.of("leads-talk"), widened.trace().context()), widened.trace());
         AuditEntry allowance = store.audit("send").get(1);
         assertEquals("policy rule leads-talk", allowance.reason());
         assertEquals(Optional.of("leads-talk"), allowance.rule());
@@ -185,7 +185,10 @@ class RouterTest {
         assertEquals(NodeId.of("a1"), reply.to());
         assertEquals("reply", reply.kind());
         assertEquals(Optional.of(request.id()), reply.corrId());
-        assertEquals(new Trace(1, Route.REPLY, version), reply.trace());
+        assertEquals(new Trace(1, Route.REPLY, version, Optional.empty(), reply.trace().context()), reply.trace());
+        // the reply continues the request's trace, under the request's span
+        assertEquals(request.trace().context().traceId(), reply.trace().context().traceId());
+        assertEquals(Optional.of(request.trace().context().spanId()), reply.trace().context().parentSpanId());
         assertEquals(DeliveryState.REPLIED, store.state(request.id()));
         assertEquals(List.of(new AuditEntry(MemoryHub.START, "b1", "reply", "a1", AuditEntry.Decision.ALLOW,
                 "reply to " + request.id(), Optional.of(reply.id()), version)), store.audit("reply"));

@@ -75,7 +75,7 @@ class TasksTest {
         assertEquals(Optional.of("review the patch"), assignment.text());
         assertEquals(Optional.of(FORMAT.assignment(task)), assignment.data());
         assertEquals(Optional.of(task.id()), assignment.corrId());
-        assertEquals(new Trace(1, Route.TASK, version), assignment.trace());
+        assertEquals(new Trace(1, Route.TASK, version, Optional.empty(), assignment.trace().context()), assignment.trace());
         assertEquals(List.of(new AuditEntry(MemoryHub.START, "lead", "task.create", "w1", AuditEntry.Decision.ALLOW,
                 "task " + task.id() + " (intra_group)", Optional.of(assignment.id()), version)), store.audit("task.create"));
     }
@@ -128,7 +128,7 @@ class TasksTest {
         assertEquals(NodeId.of("w1"), notice.from());
         assertEquals(Optional.of(FORMAT.view(accepted)), notice.data());
         assertEquals(Optional.of(task.id()), notice.corrId());
-        assertEquals(new Trace(1, Route.TASK, version), notice.trace());
+        assertEquals(new Trace(1, Route.TASK, version, Optional.empty(), notice.trace().context()), notice.trace());
         assertEquals(List.of(new AuditEntry(MemoryHub.START.plusSeconds(5), "w1", "task.accept", "lead",
                 AuditEntry.Decision.ALLOW, "task " + task.id() + " submitted -> accepted", Optional.of(notice.id()),
                 version)), store.audit("task.accept"));

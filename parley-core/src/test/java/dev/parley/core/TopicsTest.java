@@ -83,7 +83,7 @@ class TopicsTest {
         assertEquals(Topics.EVENT_KIND, event.kind());
         assertEquals(Optional.of("news"), event.topic());
         assertEquals(Optional.of(publication.id()), event.corrId());
-        assertEquals(new Trace(1, Route.TOPIC, version), event.trace());
+        assertEquals(new Trace(1, Route.TOPIC, version, Optional.empty(), event.trace().context()), event.trace());
         for (String none : List.of("a1", "a3", "b1")) {
             assertEquals(List.of(), store.inbox(NodeId.of(none)), none);
         }

@@ -17,6 +17,7 @@ import io.nats.client.api.DeliverPolicy;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -200,7 +201,8 @@ final class Ingest implements AutoCloseable {
         for (Message message : batch) {
             long seq = message.metaData().streamSequence();
             if (seq > cursor) { // at or below: a redelivery after a crash, already taken
-                records.addAll(records(seq, message.getData()));
+                records.addAll(records(seq, message.getData(), Optional.ofNullable(message.getHeaders())
+                        .map(h -> h.getFirst(Wire.TRACEPARENT))));
             }
         }
         while (!records.isEmpty() && !closed) {
@@ -228,13 +230,13 @@ final class Ingest implements AutoCloseable {
     }
 
     /** What one outbox record holds: an envelope, several steps (all at its stream seq), or why it cannot be read. */
-    private List<Arrivals.Record> records(long seq, byte[] data) {
+    private List<Arrivals.Record> records(long seq, byte[] data, Optional<String> traceparent) {
         if (data == null || data.length > maxRecordBytes) {
             return List.of(new Arrivals.Record.Unreadable(seq, "record of " + (data == null ? 0 : data.length)
                     + " bytes (limit " + maxRecordBytes + ")"));
         }
         try {
-            return switch (Wire.record(data)) {
+            return switch (Wire.record(data, traceparent)) {
                 case Wire.Record.Mail mail -> List.of(new Arrivals.Record.Mail(seq, mail.envelope()));
                 case Wire.Record.Steps steps -> steps.steps().stream()
                         .<Arrivals.Record>map(step -> new Arrivals.Record.Step(seq, step)).toList();

@@ -126,7 +126,7 @@ final class Relay implements AutoCloseable {
         for (int k = 0; k < publications.size(); k++) {
             Publication publication = publications.get(k);
             NatsMessage message = NatsMessage.builder().subject(GatewayConfig.subject(config.id(), publication.gateway()))
-                    .headers(new Headers().add("Nats-Msg-Id", publication.dedupeId())).data(publication.body()).build();
+                    .headers(publication.headers()).data(publication.body()).build();
             try {
                 acks.add(js.publishAsync(message, options(config.outboxStream(),
                         k == 0 ? Optional.empty() : Optional.of(publications.get(k - 1)))));
@@ -174,7 +174,15 @@ final class Relay implements AutoCloseable {
      * batch, several in one record (an envelope costs its sender's gateway one record, not
      * one per step). {@code members} are the indexes, in the batch, of the records it carries.
      */
-    record Publication(String gateway, String dedupeId, byte[] body, List<Integer> members) {
+    record Publication(String gateway, String dedupeId, byte[] body, List<Integer> members,
+                       Optional<String> traceparent) {
+        /** JetStream's dedupe id, and an envelope's span for whoever reads the stream (W3C traceparent). */
+        Headers headers() {
+            Headers headers = new Headers().add("Nats-Msg-Id", dedupeId);
+            traceparent.ifPresent(t -> headers.add(Wire.TRACEPARENT, t));
+            return headers;
+        }
+
         /** Most steps one record carries: one batch's worth. */
         static final int MAX_STEPS = BATCH;
         /**
@@ -222,10 +230,10 @@ final class Relay implements AutoCloseable {
         private static Publication of(List<Outgoing> owed, List<Integer> members) {
             return switch (owed.get(members.getFirst())) {
                 case Outgoing.Mail mail -> new Publication(mail.gateway(), mail.dedupeId(), Wire.mail(mail.envelope()),
-                        members);
+                        members, Optional.of(mail.envelope().trace().context().traceparent()));
                 case Outgoing.Ack first -> new Publication(first.gateway(), "steps:" + first.pos() + "-"
                         + owed.get(members.getLast()).pos(), Wire.steps(members.stream()
-                        .map(i -> ((Outgoing.Ack) owed.get(i)).step()).toList()), List.copyOf(members));
+                        .map(i -> ((Outgoing.Ack) owed.get(i)).step()).toList()), List.copyOf(members), Optional.empty());
             };
         }
 

@@ -16,6 +16,7 @@ import dev.parley.core.Subscription;
 import dev.parley.core.TopicName;
 import dev.parley.core.Route;
 import dev.parley.core.Trace;
+import dev.parley.core.TraceContext;
 
 import java.io.IOException;
 import java.time.Instant;
@@ -82,6 +83,7 @@ final class Wire {
         out.put("route", e.trace().route().wire());
         out.put("policyVersion", e.trace().policyVersion());
         e.trace().rule().ifPresent(r -> out.put("rule", r));
+        out.put("traceContext", e.trace().context().stored());
         return bytes(out);
     }
 
@@ -99,7 +101,13 @@ final class Wire {
         return bytes(out);
     }
 
-    static Record record(byte[] data) throws Unreadable {
+    /**
+     * The NATS header naming a record's span (W3C), for tools that read the stream; the body's
+     * {@code traceContext} is what gateways read, the header stands in for it when a record has none.
+     */
+    static final String TRACEPARENT = "traceparent";
+
+    static Record record(byte[] data, Optional<String> traceparent) throws Unreadable {
         JsonNode in = tree(data);
         try {
             return switch (text(in, "type")) {
@@ -109,7 +117,10 @@ final class Wire {
                         optional(in, "topic"), Optional.empty(), stringMap(in.get("meta")),
                         Instant.ofEpochMilli(number(in, "createdAt")),
                         new Trace((int) number(in, "attempt"), Route.parse(text(in, "route")),
-                                text(in, "policyVersion"), optional(in, "rule"))));
+                                text(in, "policyVersion"), optional(in, "rule"), optional(in, "traceContext")
+                                .map(stored -> TraceContext.fromStored(stored, text(in, "id")))
+                                .or(() -> traceparent.flatMap(TraceContext::parse))
+                                .orElseGet(() -> TraceContext.derived(text(in, "id"))))));
                 // a record of one step, as gateways wrote them before steps were gathered
                 case "step" -> new Record.Steps(List.of(step(in)));
                 case "steps" -> {

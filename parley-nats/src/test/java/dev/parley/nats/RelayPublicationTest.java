@@ -40,7 +40,7 @@ class RelayPublicationTest {
         assertEquals(List.of("a", "a", "b", "b"), plan.stream().map(Relay.Publication::gateway).toList());
         assertEquals(List.of("steps:1-6", "e2@a", "steps:4-4", "e5@b"),
                 plan.stream().map(Relay.Publication::dedupeId).toList());
-        Wire.Record.Steps steps = (Wire.Record.Steps) Wire.record(plan.getFirst().body());
+        Wire.Record.Steps steps = (Wire.Record.Steps) Wire.record(plan.getFirst().body(), Optional.empty());
         assertEquals(List.of("ref1", "ref3", "ref6"), steps.steps().stream().map(RemoteStep::ref).toList());
         assertEquals(((Outgoing.Ack) owed.getFirst()).step(), steps.steps().getFirst());
 
@@ -87,7 +87,7 @@ class RelayPublicationTest {
     void aRecordOfOneStepInTheEarlierFormStillReads() throws Exception {
         byte[] earlier = ("{\"type\":\"step\",\"ref\":\"e1\",\"state\":\"delivered\",\"at\":"
                 + AT.toEpochMilli() + ",\"detail\":\"delivered on b\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        Wire.Record.Steps steps = (Wire.Record.Steps) Wire.record(earlier);
+        Wire.Record.Steps steps = (Wire.Record.Steps) Wire.record(earlier, Optional.empty());
         assertEquals(List.of(new RemoteStep("e1", DeliveryState.DELIVERED, AT, "delivered on b")), steps.steps());
     }
 }

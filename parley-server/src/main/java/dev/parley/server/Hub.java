@@ -35,6 +35,7 @@ import dev.parley.core.Schedules;
 import dev.parley.core.StateReplica;
 import dev.parley.core.TaskWebhooks;
 import dev.parley.core.Tasks;
+import dev.parley.core.Traces;
 import dev.parley.core.Tokens;
 import dev.parley.core.Topics;
 import dev.parley.core.UuidV7;
@@ -93,6 +94,7 @@ import dev.parley.server.schedule.Scheduler;
 import dev.parley.server.schedule.UnixCron;
 import dev.parley.server.rest.TaskRoutes;
 import dev.parley.server.rest.TopicRoutes;
+import dev.parley.server.rest.TraceRoutes;
 import dev.parley.server.wire.Views;
 import dev.parley.store.SqliteAgents;
 import dev.parley.store.SqliteDeliveries;
@@ -253,6 +255,8 @@ public final class Hub implements AutoCloseable {
             Tasks tasks = new Tasks(graph, access, registry, store.tasks(), store, Views.TASK_FORMAT, clock, ids,
                     agents::provision, capabilities);
             Peers peers = new Peers(graph, access, clock);
+            // Agent turns: their runners record them; each joins the trace of the envelope it works.
+            Traces traces = new Traces(graph, store, store.traces(), clock);
 
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
             DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, livePolicy, clock);
@@ -316,6 +320,7 @@ public final class Hub implements AutoCloseable {
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
             new AgentRoutes(agents, agentRuntime).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
+            new TraceRoutes(traces).register(routes);
             // The chat adapters: the webhook bridges' way out, and every stored IRC network connected to again.
             ChatOutbox chatOutbox = new ChatOutbox(chats, graph, metrics);
             services.add(chatOutbox);

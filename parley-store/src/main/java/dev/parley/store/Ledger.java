@@ -274,7 +274,7 @@ final class Ledger {
 
     static void insertEnvelope(Statements s, Envelope e) throws SQLException {
         PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
-                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
+                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
         insert.setString(1, e.id());
         insert.setLong(2, e.seq());
         insert.setString(3, e.from().value());
@@ -292,6 +292,7 @@ final class Ledger {
         insert.setString(15, e.trace().policyVersion());
         Rows.setNullable(insert, 16, e.topic());
         Rows.setNullable(insert, 17, e.trace().rule());
+        insert.setString(18, e.trace().context().stored());
         insert.executeUpdate();
     }
 

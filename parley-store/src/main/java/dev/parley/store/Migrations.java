@@ -30,7 +30,8 @@ final class Migrations {
             "V11__capabilities.sql",
             "V12__schedules.sql",
             "V13__chat.sql",
-            "V14__chat_irc.sql");
+            "V14__chat_irc.sql",
+            "V15__traces.sql");
 
     private Migrations() {
     }

@@ -8,6 +8,7 @@ import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.Route;
 import dev.parley.core.Trace;
+import dev.parley.core.TraceContext;
 
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -23,9 +24,9 @@ final class Rows {
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
     static final String ENVELOPE_COLUMNS = "id, seq, from_node, to_node, kind, text, data, corr_id, thread_id, "
-            + "message_id, meta, created_at, attempt, route, policy_version, topic, rule";
+            + "message_id, meta, created_at, attempt, route, policy_version, topic, rule, trace_context";
     /** The position of the first column a query selects after {@link #ENVELOPE_COLUMNS}. */
-    static final int AFTER_ENVELOPE = 18;
+    static final int AFTER_ENVELOPE = 19;
 
     private Rows() {
     }
@@ -38,7 +39,7 @@ final class Rows {
                 Optional.ofNullable(rs.getString(10)),
                 stringMap(rs.getString(11)), Instant.ofEpochMilli(rs.getLong(12)),
                 new Trace(rs.getInt(13), Route.parse(rs.getString(14)), rs.getString(15),
-                        Optional.ofNullable(rs.getString(17))));
+                        Optional.ofNullable(rs.getString(17)), TraceContext.fromStored(rs.getString(18), rs.getString(1))));
     }
 
     static String json(Map<String, String> map) {

@@ -146,6 +146,10 @@ public final class SqliteStore implements EventStore {
         return new SqliteSchedules(writer, readers);
     }
 
+    public SqliteTraces traces() {
+        return new SqliteTraces(writer, readers);
+    }
+
     public SqliteCapabilities capabilities() {
         return new SqliteCapabilities(writer, readers);
     }

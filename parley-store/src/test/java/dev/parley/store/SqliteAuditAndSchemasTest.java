@@ -12,6 +12,7 @@ import dev.parley.core.Route;
 import dev.parley.core.SchemaStore;
 import dev.parley.core.StoredSchema;
 import dev.parley.core.Trace;
+import dev.parley.core.TraceContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,7 +105,7 @@ class SqliteAuditAndSchemasTest {
         open();
         Envelope draft = new Envelope("0193f0c4-0000-7000-8000-000000000001", 0, NodeId.of("x1"), NodeId.of("w1"),
                 "message", Optional.of("hi"), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
-                Optional.empty(), Map.of(), T0, new Trace(1, Route.POLICY, "p-000000000000", Optional.of("widen")));
+                Optional.empty(), Map.of(), T0, new Trace(1, Route.POLICY, "p-000000000000", Optional.of("widen"), TraceContext.fresh()));
         store.append(draft, entry(0, "send", AuditEntry.Decision.ALLOW, Optional.of("widen")), Optional.empty(),
                 Optional.empty());
         store.close();

@@ -4,6 +4,7 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
 import dev.parley.core.Tokens;
+import dev.parley.core.TraceContext;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Method;
@@ -29,6 +30,7 @@ import java.util.stream.Collectors;
  */
 public final class Routes {
     private static final Logger LOG = Logger.getLogger(Routes.class.getName());
+    private static final io.helidon.http.HeaderName TRACEPARENT = HeaderNames.create("traceparent");
 
     /** One endpoint. */
     public interface Endpoint {
@@ -107,7 +109,8 @@ public final class Routes {
         return (request, response) -> {
             connections.running(request); // its body is now under the body timeout
             Exchange exchange = new Exchange(request, response, tokens, tokenless, maxBodyBytes);
-            try {
+            // the caller's W3C traceparent: what this request sends continues the caller's trace
+            try (var traced = TraceContext.enter(TraceContext.parse(request.headers().value(TRACEPARENT).orElse(null)))) {
                 if (limiter != null) {
                     limiter.admit(exchange); // rate limits
                 }

@@ -100,6 +100,8 @@ public final class Json {
         if (e.trace().rule().isPresent()) {
             g.writeStringField("rule", e.trace().rule().get());
         }
+        g.writeStringField("traceId", e.trace().context().traceId());
+        g.writeStringField("traceparent", e.trace().context().traceparent());
         g.writeEndObject();
         g.writeEndObject();
     }
