@@ -34,8 +34,6 @@ final class AgentRunner {
     private static final int MAX_REASON = 2_000;
     /** How long the stream may stay silent (the hub writes a comment at least every 15 s) before it is opened again. */
     private static final Duration IDLE = Duration.ofSeconds(45);
-    /** Most events one trace post carries (the hub's limit). */
-    static final int EVENTS_PER_POST = 500;
 
     /** How the runner works: what works an envelope, how often it heartbeats, how long one turn may take. */
     record Settings(Turn turn, Duration heartbeat, Duration timeout, int maxMessages) {
@@ -128,16 +126,16 @@ final class AgentRunner {
     }
 
     /**
-     * Posts a turn's events, at most {@link #EVENTS_PER_POST} a call, once each: a trace the hub
+     * Posts a turn's events, at most {@link dev.parley.core.Traces#MAX_EVENTS_PER_CALL} a call, once each: a trace the hub
      * does not take is noted, never a reason to fail or delay the envelope.
      */
     private void postTrace(String turn, String envelopeId, List<TraceEvent> events) throws InterruptedException {
         String path = "/v1/traces/" + HubClient.segment(turn) + "/events";
-        for (int from = 0; from < events.size(); from += EVENTS_PER_POST) {
+        for (int from = 0; from < events.size(); from += dev.parley.core.Traces.MAX_EVENTS_PER_CALL) {
             ObjectNode body = HubClient.JSON.createObjectNode().put("envelope", envelopeId)
                     .put("adapter", settings.turn().adapter());
             ArrayNode batch = body.putArray("events");
-            events.subList(from, Math.min(events.size(), from + EVENTS_PER_POST))
+            events.subList(from, Math.min(events.size(), from + dev.parley.core.Traces.MAX_EVENTS_PER_CALL))
                     .forEach(event -> batch.add(TraceEvents.toJson(event)));
             try {
                 client.post(path, body);
