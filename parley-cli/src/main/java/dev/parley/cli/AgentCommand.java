@@ -15,7 +15,8 @@ import java.nio.file.Path;
 @Command(name = "agent", mixinStandardHelpOptions = true,
         description = "Managed agents: the hub runs them, woken by their mail; and the runner that works an inbox.",
         subcommands = {AgentCommand.Start.class, AgentCommand.ListAgents.class, AgentCommand.Stop.class,
-                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class, AgentCommand.Run.class, AgentCommand.Claude.class})
+                AgentCommand.Restart.class, AgentCommand.Logs.class, AgentCommand.Spec.class, AgentCommand.Run.class, AgentCommand.Claude.class,
+                AgentCommand.Echo.class})
 final class AgentCommand extends CommandGroup {
 
     @Command(name = "start", mixinStandardHelpOptions = true,
@@ -82,6 +83,17 @@ final class AgentCommand extends CommandGroup {
         @Override
         Turn turn() {
             return new CommandTurn(command);
+        }
+    }
+
+    @Command(name = "echo", mixinStandardHelpOptions = true,
+            description = {"Work this node's inbox by echoing: for each envelope not settled, claim it and reply with"
+                    + " its text (its data as JSON when it has none). The simplest agent, to try a hub's wiring and"
+                    + " traces. Runs until stopped."})
+    static final class Echo extends Runner {
+        @Override
+        Turn turn() {
+            return new EchoTurn();
         }
     }
 

@@ -1,11 +1,18 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.trace.TraceBuilder;
+import dev.parley.trace.TraceEvent;
+import dev.parley.trace.TraceEvents;
 
 import java.io.PrintWriter;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -16,7 +23,9 @@ import java.util.concurrent.TimeUnit;
  * follows the node's inbox (every envelope not settled, then live ones and redeliveries), and
  * for each claims it, has its {@link Turn} work it while heartbeating (the tool the turn runs,
  * since when), and replies with what the turn answered (nothing: processed; a failure: failed).
- * One envelope at a time, in order.
+ * Before it settles the envelope it posts the turn's trace to the hub ({@code POST
+ * /v1/traces/{turn}/events}, the turn {@code <envelope id>.<n>}, n counting the envelope's claims);
+ * a trace the hub does not take is noted, and the turn goes on. One envelope at a time, in order.
  */
 final class AgentRunner {
     /** How often a claim, a reply or an ack is tried when the hub fails or cannot be reached. */
@@ -66,7 +75,8 @@ final class AgentRunner {
                 retrying(at + "/ack", status("processed"));
                 return;
             }
-            if (!claim(at, id)) {
+            Optional<JsonNode> claim = claim(at, id);
+            if (claim.isEmpty()) {
                 return;
             }
             JsonNode input = envelope;
@@ -78,13 +88,16 @@ final class AgentRunner {
             Progress progress = new Progress(at, settings.turn().tool(), Instant.now());
             ScheduledFuture<?> beating = beats.scheduleAtFixedRate(progress::beat, 0,
                     settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
+            TraceBuilder trace = new TraceBuilder(Clock.systemUTC(), event -> { });
             Turn.Outcome outcome;
             try {
-                outcome = settings.turn().take(input, settings.timeout(), progress::toolStarted);
+                outcome = settings.turn().take(input, settings.timeout(), progress::toolStarted, trace);
             } finally {
                 progress.done = true; // no beat after the turn: the envelope is about to be settled
                 beating.cancel(false);
             }
+            // tries: how often the sweep took the envelope back, so a turn run again is a turn of its own
+            postTrace(id + "." + (claim.get().path("tries").asInt(0) + 1), id, trace.events());
             switch (outcome) {
                 case Turn.Outcome.Output output when output.text().isBlank() -> retrying(at + "/ack", status("processed"));
                 case Turn.Outcome.Output output -> reply(at, id, output.text());
@@ -102,13 +115,34 @@ final class AgentRunner {
      * backoff (it is delivered again then). A hub that fails or cannot be reached is asked again,
      * a few times, so an envelope is not left unclaimed and undelivered.
      */
-    private boolean claim(String at, String id) throws InterruptedException {
+    private Optional<JsonNode> claim(String at, String id) throws InterruptedException {
         try {
-            retrying(at + "/claim", HubClient.JSON.createObjectNode().put("timeoutMs", settings.timeout().toMillis()));
-            return true;
+            return Optional.of(retrying(at + "/claim", HubClient.JSON.createObjectNode().put("timeoutMs",
+                    settings.timeout().toMillis())));
         } catch (HubException e) {
             note("envelope " + id + " not claimed: " + e.code());
-            return false;
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Posts a turn's events, at most {@link dev.parley.core.Traces#MAX_EVENTS_PER_CALL} a call, once each: a trace the hub
+     * does not take is noted, never a reason to fail or delay the envelope.
+     */
+    private void postTrace(String turn, String envelopeId, List<TraceEvent> events) throws InterruptedException {
+        String path = "/v1/traces/" + HubClient.segment(turn) + "/events";
+        for (int from = 0; from < events.size(); from += dev.parley.core.Traces.MAX_EVENTS_PER_CALL) {
+            ObjectNode body = HubClient.JSON.createObjectNode().put("envelope", envelopeId)
+                    .put("adapter", settings.turn().adapter());
+            ArrayNode batch = body.putArray("events");
+            events.subList(from, Math.min(events.size(), from + dev.parley.core.Traces.MAX_EVENTS_PER_CALL))
+                    .forEach(event -> batch.add(TraceEvents.toJson(event)));
+            try {
+                client.post(path, body);
+            } catch (HubException e) {
+                note("the trace of turn " + turn + " was not stored: " + e.code() + ": " + e.getMessage());
+                return;
+            }
         }
     }
 
@@ -135,11 +169,10 @@ final class AgentRunner {
      * rate-limits: a claim, a reply or an ack lost to a passing failure would leave an envelope
      * unworked, or claimed until the sweep takes it back and runs its turn again.
      */
-    private void retrying(String path, ObjectNode body) throws InterruptedException {
+    private JsonNode retrying(String path, ObjectNode body) throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
-                client.post(path, body);
-                return;
+                return client.post(path, body);
             } catch (HubException e) {
                 if (!(e.retryable() || e.code().equals("rate_limited")) || attempt == ATTEMPTS) {
                     throw e;

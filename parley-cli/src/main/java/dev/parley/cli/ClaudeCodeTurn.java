@@ -1,8 +1,11 @@
 package dev.parley.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.trace.ToolKinds;
+import dev.parley.trace.TraceBuilder;
+import dev.parley.trace.TraceEvent;
+import dev.parley.trace.adapter.ClaudeCodeAdapter;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,7 +27,8 @@ import java.util.function.Consumer;
  * A Claude Code session per envelope ({@code parley agent claude}): {@code claude -p
  * --input-format stream-json --output-format stream-json --verbose}, given the envelope as one
  * user message on stdin; each {@code tool_use} it streams is a heartbeat naming the tool, and its
- * {@code result} line the answer (an error result fails the envelope). The tools that wait for a
+ * {@code result} line the answer (an error result fails the envelope). Its lines are read by the
+ * Claude Code adapter, into the turn's trace. The tools that wait for a
  * human or move the session elsewhere ({@link #DISALLOWED}) are disallowed unless allowed again.
  */
 record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) implements Turn {
@@ -54,70 +59,80 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) i
     }
 
     @Override
-    public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted) throws InterruptedException {
+    public String adapter() {
+        return ToolKinds.CLAUDE_CODE;
+    }
+
+    @Override
+    public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
+            throws InterruptedException {
+        ClaudeCodeAdapter session = new ClaudeCodeAdapter(trace, Map.of());
+        ObjectNode prompt = userMessage(envelope);
+        session.prompt(prompt.at("/message/content").asText());
         Process process;
         try {
             process = Turn.start(commandLine());
         } catch (IOException e) {
-            return new Outcome.Failed("Claude Code cannot be started (" + bin + "): " + e.getMessage());
+            return failed(session, TraceEvent.StopReason.ERROR, "Claude Code cannot be started (" + bin + "): "
+                    + e.getMessage());
         }
         try {
             CompletableFuture<JsonNode> result = new CompletableFuture<>();
-            CompletableFuture<Void> read = CompletableFuture.runAsync(() -> follow(process, toolStarted, result),
-                    Thread::startVirtualThread);
-            byte[] message = (userMessage(envelope).toString() + "\n").getBytes(StandardCharsets.UTF_8);
+            CompletableFuture<Void> read = CompletableFuture.runAsync(() -> follow(process, session, toolStarted,
+                    result), Thread::startVirtualThread);
+            byte[] message = (prompt.toString() + "\n").getBytes(StandardCharsets.UTF_8);
             Thread.startVirtualThread(() -> Turn.write(process.getOutputStream(), message));
             // The result line ends the turn: a session that lingers after it (a hook, a server) is not waited for.
             CompletableFuture.anyOf(result, process.onExit()).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (!result.isDone()) { // it ended first: what it wrote last may still be in the pipe
                 read.get(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
             }
-            return answer(Optional.ofNullable(result.getNow(null)), process.isAlive() ? "still running"
+            Outcome outcome = answer(Optional.ofNullable(result.getNow(null)), process.isAlive() ? "still running"
                     : "exit status " + process.exitValue());
+            return outcome instanceof Outcome.Failed failed ? failed(session, TraceEvent.StopReason.ERROR, failed.why())
+                    : outcome;
         } catch (TimeoutException e) {
             return process.isAlive()
-                    ? new Outcome.Failed("Claude Code timed out after " + dev.parley.core.DurationText.format(timeout))
-                    : new Outcome.Failed("Claude Code's output could not be read");
+                    ? failed(session, TraceEvent.StopReason.TIMEOUT, "Claude Code timed out after "
+                            + dev.parley.core.DurationText.format(timeout))
+                    : failed(session, TraceEvent.StopReason.ERROR, "Claude Code's output could not be read");
         } catch (ExecutionException e) {
-            return new Outcome.Failed("Claude Code's output could not be read");
+            return failed(session, TraceEvent.StopReason.ERROR, "Claude Code's output could not be read");
         } finally {
             Turn.end(process);
         }
     }
 
+    /** A turn that came to no result: its trace stops with why (a no-op when the result line stopped it). */
+    private static Outcome failed(ClaudeCodeAdapter session, TraceEvent.StopReason reason, String why) {
+        session.end(reason, why);
+        return new Outcome.Failed(why);
+    }
+
     /** The envelope as the user message of the session: who sent it and what it says. */
     static ObjectNode userMessage(JsonNode envelope) {
-        String body = envelope.hasNonNull("text") ? envelope.get("text").asText() : envelope.path("data").toString();
         String prompt = "A message from " + envelope.path("from").asText() + " (kind " + envelope.path("kind").asText()
-                + ", envelope " + envelope.path("id").asText() + "):\n\n" + body;
+                + ", envelope " + envelope.path("id").asText() + "):\n\n" + Turn.body(envelope);
         ObjectNode line = HubClient.JSON.createObjectNode().put("type", "user");
         line.putObject("message").put("role", "user").put("content", prompt);
         return line;
     }
 
-    /** Reads the stream-json lines: each tool_use is told; the first result line completes {@code result}. */
-    private static void follow(Process process, Consumer<String> toolStarted, CompletableFuture<JsonNode> result) {
+    /**
+     * Reads the stream-json lines into the session's adapter: each tool call it makes is told; the
+     * result line completes {@code result}.
+     */
+    private static void follow(Process process, ClaudeCodeAdapter session, Consumer<String> toolStarted,
+                               CompletableFuture<JsonNode> result) {
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8))) {
             for (String line; !result.isDone() && (line = lines.readLine()) != null; ) {
-                if (line.isBlank()) {
-                    continue;
+                for (TraceEvent event : session.line(line)) {
+                    if (event instanceof TraceEvent.ToolCall call) {
+                        toolStarted.accept(call.tool());
+                    }
                 }
-                JsonNode event;
-                try {
-                    event = HubClient.JSON.readTree(line);
-                } catch (JsonProcessingException e) {
-                    continue; // not a stream-json line (a warning on stdout): nothing to learn from it
-                }
-                switch (event.path("type").asText()) {
-                    case "assistant" -> event.path("message").path("content").forEach(block -> {
-                        if ("tool_use".equals(block.path("type").asText())) {
-                            toolStarted.accept(block.path("name").asText("tool"));
-                        }
-                    });
-                    case "result" -> result.complete(event);
-                    default -> { } // system, user (tool results), stream events: nothing the hub needs
-                }
+                session.result().ifPresent(result::complete);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

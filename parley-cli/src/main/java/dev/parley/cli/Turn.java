@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.trace.TraceBuilder;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -12,16 +13,31 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 
-/** What works one envelope for the {@link AgentRunner}: a command, or a Claude Code session. */
-sealed interface Turn permits CommandTurn, ClaudeCodeTurn {
+/**
+ * What works one envelope for the {@link AgentRunner}: a command, a Claude Code session, or an
+ * echo; each tells what it did as a trace, through its adapter ({@code dev.parley.trace.adapter}).
+ */
+sealed interface Turn permits CommandTurn, ClaudeCodeTurn, EchoTurn {
     /** Most bytes of a turn's answer taken as its reply; more fails the envelope (as the hub's command runner). */
     int MAX_REPLY_BYTES = 256 * 1024;
 
     /** The tool the turn runs until it says otherwise, for heartbeats. */
     String tool();
 
-    /** Works {@code envelope} within {@code timeout}, telling {@code toolStarted} of each tool it starts. */
-    Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted) throws InterruptedException;
+    /** The adapter whose events the turn makes, as the hub's traces name it ({@code ToolKinds.ADAPTERS}). */
+    String adapter();
+
+    /**
+     * Works {@code envelope} within {@code timeout}, telling {@code toolStarted} of each tool it
+     * starts and {@code trace} what it does, to its stop (unless interrupted).
+     */
+    Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
+            throws InterruptedException;
+
+    /** What an envelope says, as a turn is given it: its text, or its data as JSON when it has no text. */
+    static String body(JsonNode envelope) {
+        return envelope.hasNonNull("text") ? envelope.get("text").asText() : envelope.path("data").toString();
+    }
 
     /** What a turn made of an envelope. */
     sealed interface Outcome {

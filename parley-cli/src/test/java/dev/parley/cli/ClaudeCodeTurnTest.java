@@ -2,12 +2,15 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.core.AgentSpec;
+import dev.parley.trace.TraceBuilder;
+import dev.parley.trace.TraceEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +50,16 @@ class ClaudeCodeTurnTest {
         return ProcessHandle.of(Long.parseLong(Files.readString(dir.resolve("pid")).strip()));
     }
 
+    private static TraceBuilder trace() {
+        return new TraceBuilder(Clock.systemUTC(), e -> { });
+    }
+
+    /** The stop a turn's trace ended with: its reason and detail. */
+    private static List<Object> stop(TraceBuilder trace) {
+        var stop = (TraceEvent.Stop) trace.events().getLast();
+        return List.of(stop.reason(), stop.detail().orElse(""));
+    }
+
     private static JsonNode envelope(String text) throws Exception {
         return HubClient.JSON.readTree("{\"id\":\"e-1\",\"from\":\"lead\",\"kind\":\"message\",\"text\":"
                 + HubClient.JSON.writeValueAsString(text) + "}");
@@ -57,9 +70,15 @@ class ClaudeCodeTurnTest {
         Path bin = standIn(tmp, "cat '" + fixture("success.jsonl") + "'");
         List<String> tools = new CopyOnWriteArrayList<>();
         var turn = new ClaudeCodeTurn(bin.toString(), ClaudeCodeTurn.DISALLOWED, List.of("--model", "sonnet"));
-        Turn.Outcome outcome = turn.take(envelope("run the tests"), TIMEOUT, tools::add);
+        TraceBuilder trace = trace();
+        Turn.Outcome outcome = turn.take(envelope("run the tests"), TIMEOUT, tools::add, trace);
         assertEquals(new Turn.Outcome.Output("All 42 tests pass."), outcome);
         assertEquals(List.of("Bash", "Read"), tools, "each tool_use is a heartbeat naming the tool");
+        assertEquals(List.of("message", "message", "tool_call", "tool_result", "tool_call", "tool_result", "message",
+                "usage", "stop"), trace.events().stream().map(TraceEvent::type).toList(), "the session, read by its adapter");
+        assertEquals(new TraceEvent.Message("e1", Optional.empty(), trace.events().getFirst().at(), TraceEvent.Role.USER,
+                "A message from lead (kind message, envelope e-1):\n\nrun the tests"), trace.events().getFirst());
+        assertEquals(List.of(TraceEvent.StopReason.END_TURN, ""), stop(trace));
         assertEquals(List.of("-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
                 "--disallowedTools", "AskUserQuestion,EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree",
                 "--model", "sonnet"), Files.readAllLines(tmp.resolve("args")));
@@ -74,25 +93,34 @@ class ClaudeCodeTurnTest {
 
     @Test
     void anErrorResultAMissingResultAndATimeoutFailTheEnvelope() throws Exception {
+        TraceBuilder trace = trace();
         var failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(tmp, "cat '"
-                + fixture("error.jsonl") + "'").toString(), List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { }));
+                + fixture("error.jsonl") + "'").toString(), List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { },
+                trace));
         assertEquals("Claude Code ended with error_max_turns", failed.why());
+        assertEquals(List.of(TraceEvent.StopReason.MAX_TOKENS, "error_max_turns"), stop(trace), "a limit it was given");
 
         Path crashing = Files.createDirectory(tmp.resolve("crashing"));
+        trace = trace();
         failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(crashing,
                 "echo 'not json'; echo '{\"type\":\"system\",\"subtype\":\"init\"}'; exit 3").toString(), List.of(),
-                List.of()).take(envelope("build"), TIMEOUT, t -> { }));
+                List.of()).take(envelope("build"), TIMEOUT, t -> { }, trace));
         assertEquals("Claude Code ended without a result (exit status 3)", failed.why());
+        assertEquals(List.of(TraceEvent.StopReason.ERROR, failed.why()), stop(trace));
 
         Path hanging = Files.createDirectory(tmp.resolve("hanging"));
+        trace = trace();
         failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(standIn(hanging, "exec sleep 607")
-                .toString(), List.of(), List.of()).take(envelope("build"), Duration.ofSeconds(1), t -> { }));
+                .toString(), List.of(), List.of()).take(envelope("build"), Duration.ofSeconds(1), t -> { }, trace));
         assertEquals("Claude Code timed out after 1s", failed.why());
         assertTrue(standInProcess(hanging).map(p -> !p.isAlive()).orElse(true), "the session is killed");
+        assertEquals(List.of(TraceEvent.StopReason.TIMEOUT, failed.why()), stop(trace));
 
+        trace = trace();
         failed = assertInstanceOf(Turn.Outcome.Failed.class, new ClaudeCodeTurn(tmp.resolve("no-such-claude").toString(),
-                List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { }));
+                List.of(), List.of()).take(envelope("build"), TIMEOUT, t -> { }, trace));
         assertTrue(failed.why().startsWith("Claude Code cannot be started"), failed.why());
+        assertEquals(List.of("message", "stop"), trace.events().stream().map(TraceEvent::type).toList());
     }
 
     /** A session that lingers after its result line (a hook, a server that will not stop) is not waited for. */
@@ -101,7 +129,7 @@ class ClaudeCodeTurnTest {
         Path bin = standIn(tmp, "cat '" + fixture("success.jsonl") + "'; exec sleep 608");
         long t0 = System.nanoTime();
         Turn.Outcome outcome = new ClaudeCodeTurn(bin.toString(), List.of(), List.of())
-                .take(envelope("run the tests"), Duration.ofMinutes(10), t -> { });
+                .take(envelope("run the tests"), Duration.ofMinutes(10), t -> { }, trace());
         assertEquals(new Turn.Outcome.Output("All 42 tests pass."), outcome);
         assertTrue(System.nanoTime() - t0 < Duration.ofMinutes(5).toNanos(), "answered at its result, not its timeout");
         assertTrue(standInProcess(tmp).map(p -> !p.isAlive()).orElse(true), "the lingering session is killed");
@@ -143,7 +171,7 @@ class ClaudeCodeTurnTest {
         new CommandLine(claude).parseArgs("--claude-bin", bin.toString(), "--allow-tool", "AskUserQuestion",
                 "--disallow-tool", "WebFetch");
         ClaudeCodeTurn turn = claude.turn(AgentSpec.ToolBlocklist.read(blocklist.variable()));
-        assertEquals(new Turn.Outcome.Output("All 42 tests pass."), turn.take(envelope("go"), TIMEOUT, t -> { }));
+        assertEquals(new Turn.Outcome.Output("All 42 tests pass."), turn.take(envelope("go"), TIMEOUT, t -> { }, trace()));
         List<String> args = Files.readAllLines(tmp.resolve("args"));
         assertEquals("EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree,WebFetch,Bash,AskUserQuestion,"
                 + "mcp__github__*", args.get(args.indexOf("--disallowedTools") + 1), args::toString);

@@ -140,6 +140,68 @@ class CliDeliveryTest {
         assertEquals("All 42 tests pass.", ask.at("/reply/text").asText(), () -> ask + "\n" + runner.describe());
         String status = parley(as(hub, lead, "status", ask.at("/request/id").asText(), "--json")).json().toString();
         assertTrue(status.contains("claimed by worker-1"), status);
+
+        // The turn's trace reached the hub before the reply; worker-1's parent reads it by the request.
+        String id = ask.at("/request/id").asText();
+        JsonNode trace = trace(lead, id);
+        JsonNode turn = trace.at("/turns/0");
+        assertEquals(List.of(id + ".1", "worker-1", id, "claude-code"), List.of(turn.path("turn").asText(),
+                turn.path("node").asText(), turn.path("envelope").asText(), turn.path("adapter").asText()), trace::toString);
+        assertEquals(List.of("message", "message", "tool_call", "tool_result", "tool_call", "tool_result", "message",
+                "usage", "stop"), types(turn), trace::toString);
+        assertEquals("A message from lead (kind message, envelope " + id + "):\n\nrun the tests",
+                turn.at("/events/0/text").asText(), trace::toString);
+        assertEquals("Bash", turn.at("/events/2/tool").asText());
+        assertEquals("execute", turn.at("/events/2/kind").asText());
+        assertEquals(turn.at("/events/2/id"), turn.at("/events/3/parentId"), "the result under its call");
+        assertEquals(0.01874, turn.at("/events/7/costUsd").asDouble());
+        assertEquals(1, trace.path("turns").size(), trace::toString);
+    }
+
+    /**
+     * {@code parley agent echo} and {@code parley agent run} answer asks, and each turn's trace is
+     * at the hub, in the trace of the request (its node's parent reads it; a stranger does not).
+     */
+    @Test
+    void theEchoAndCommandRunnersTraceEachTurnAtTheHub() throws Exception {
+        CliRun echo = new CliRun();
+        background.submit(() -> echo.execute(as(hub, worker, "agent", "echo")));
+        JsonNode ask = parley(as(hub, lead, "ask", "--to", "worker-1", "--timeout", "60s", "--json", "ping")).json();
+        assertEquals("ping", ask.at("/reply/text").asText(), () -> ask + "\n" + echo.describe());
+        String id = ask.at("/request/id").asText();
+        JsonNode turn = trace(lead, id).at("/turns/0");
+        assertEquals(List.of(id + ".1", "echo"), List.of(turn.path("turn").asText(), turn.path("adapter").asText()));
+        assertEquals(List.of("message", "message", "stop"), types(turn), turn::toString);
+        assertEquals("ping", turn.at("/events/1/text").asText());
+
+        String other = addNode(hub, "worker-2", "--parent", "lead");
+        CliRun command = new CliRun();
+        background.submit(() -> command.execute(as(hub, other, "agent", "run", "tr", "a-z", "A-Z")));
+        JsonNode shout = parley(as(hub, lead, "ask", "--to", "worker-2", "--timeout", "60s", "--json", "hello")).json();
+        assertEquals("HELLO", shout.at("/reply/text").asText(), () -> shout + "\n" + command.describe());
+        JsonNode commandTurn = trace(lead, shout.at("/request/id").asText()).at("/turns/0");
+        assertEquals("command", commandTurn.path("adapter").asText(), commandTurn::toString);
+        assertEquals(List.of("message", "tool_call", "tool_result", "message", "stop"), types(commandTurn));
+        assertEquals("[\"tr\",\"a-z\",\"A-Z\"]", commandTurn.at("/events/1/input/argv").toString());
+        assertEquals("exit status 0\nHELLO", commandTurn.at("/events/2/output").asText());
+        assertEquals("end_turn", commandTurn.at("/events/4/reason").asText());
+
+        // worker-1 is not worker-2's parent: to it, the request and its trace do not exist
+        HubException hidden = org.junit.jupiter.api.Assertions.assertThrows(HubException.class,
+                () -> trace(worker, shout.at("/request/id").asText()));
+        assertEquals("message_not_found", hidden.code());
+    }
+
+    private JsonNode trace(String token, String messageId) throws InterruptedException {
+        try (HubClient client = new HubClient(java.net.URI.create(hub.url()), token)) {
+            return client.get("/v1/messages/" + messageId + "/trace");
+        }
+    }
+
+    private static List<String> types(JsonNode turn) {
+        List<String> types = new java.util.ArrayList<>();
+        turn.path("events").forEach(e -> types.add(e.path("type").asText()));
+        return types;
     }
 
     /**
