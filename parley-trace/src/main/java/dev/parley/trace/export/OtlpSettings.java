@@ -144,6 +144,9 @@ public record OtlpSettings(Optional<URI> tracesEndpoint, Map<String, String> hea
                 throw new OtlpSettingsException(source + ": an http:// or https:// URL with a host (got \"" + text
                         + "\")");
             }
+            if (uri.getRawUserInfo() != null) {
+                throw new OtlpSettingsException(source + ": credentials go in OTEL_EXPORTER_OTLP_HEADERS, not in the URL");
+            }
             if (uri.getQuery() != null || uri.getFragment() != null) {
                 throw new OtlpSettingsException(source + ": a URL without query or fragment (got \"" + text + "\")");
             }

@@ -214,15 +214,24 @@ public final class OtlpTraceExport implements AutoCloseable {
                 } else {
                     failures.incrementAndGet();
                     Throwable cause = result.getFailureThrowable();
-                    reason = cause == null ? "the receiver refused the spans or did not answer in time"
-                            : cause.getMessage();
+                    reason = cause == null ? "the receiver refused the spans or did not answer in time" : reason(cause);
                 }
             } catch (RuntimeException e) {
                 failures.incrementAndGet();
-                reason = e.getMessage();
+                reason = reason(e);
             }
         }
         report(reason);
+    }
+
+    /** The first message down the causes (the JDK's ConnectException has none of its own). */
+    private static String reason(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()) {
+                return t.getMessage();
+            }
+        }
+        return failure.getClass().getSimpleName();
     }
 
     private void await(CompletableResultCode result) {
@@ -247,7 +256,7 @@ public final class OtlpTraceExport implements AutoCloseable {
         }
         LOG.warning("OTLP trace export to " + endpoint + ": " + (failed - loggedFailures) + " failed request(s)"
                 + (reason == null ? "" : " (last: " + reason + ")") + " and " + (lost - loggedDrops)
-                + " record(s) dropped on a full queue since the last report; logged at most once a minute");
+                + " record(s) dropped (queue full, or closing) since the last report; logged at most once a minute");
         loggedAt = now == 0 ? 1 : now;
         loggedFailures = failed;
         loggedDrops = lost;
