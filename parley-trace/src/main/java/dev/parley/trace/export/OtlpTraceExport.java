@@ -7,6 +7,7 @@ import io.opentelemetry.api.metrics.MeterProvider;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporterBuilder;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.common.export.MemoryMode;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.data.SpanData;
 
@@ -81,7 +82,9 @@ public final class OtlpTraceExport implements AutoCloseable {
                 .setEndpoint(endpoint.toString())
                 .setTimeout(settings.timeout())
                 .setCompression(settings.compression())
-                .setMeterProvider(MeterProvider::noop);
+                .setMeterProvider(MeterProvider::noop)
+                // Fresh buffers per export: an export the SDK failed to end in time must not share them with the next.
+                .setMemoryMode(MemoryMode.IMMUTABLE_DATA);
         settings.headers().forEach(builder::addHeader);
         AttributesBuilder resource = Attributes.builder();
         settings.resourceAttributes().forEach((key, value) -> resource.put(AttributeKey.stringKey(key), value));
