@@ -129,7 +129,7 @@ public final class BenchGrowthCommand implements Callable<Integer> {
 
     static HubConfig onDir(HubConfig c, Path dir) {
         return new HubConfig(dir, c.host(), c.port(), c.maxDepth(), c.adminToken(), c.heartbeat(), c.slowReaderTimeout(),
-                c.maxBodyBytes(), c.pushTimeout(), c.gate(), c.policy(), c.transport(), c.gateway(), c.sweepInterval());
+                c.maxBodyBytes(), c.pushTimeout(), c.gate(), c.policy(), c.transport(), c.gateway(), c.sweepInterval(), c.export());
     }
 
     /** A fresh store with the nodes, one real send (the template) and target - 1 prefilled envelopes. */

@@ -4,6 +4,8 @@ import dev.parley.server.Hub;
 import dev.parley.core.OwnerAckPolicy;
 import dev.parley.nats.GatewayConfig;
 import dev.parley.server.HubConfig;
+import dev.parley.trace.export.OtlpSettings;
+import dev.parley.trace.export.OtlpSettingsException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
@@ -86,6 +88,22 @@ final class ServeCommand implements Callable<Integer> {
                     "Levels: SEVERE, WARNING, INFO, CONFIG, FINE, FINER, FINEST, ALL, OFF (or error, warn, debug, "
                             + "trace) (default: INFO)."})
     List<LogLevel> logLevels = List.of();
+
+    // --- OpenTelemetry export (over the standard OTEL_* variables) ---
+    @Option(names = "--otlp-endpoint", paramLabel = "URL",
+            description = {"Export spans and agent turns over OTLP/HTTP to URL (/v1/traces is appended), as "
+                    + "OTEL_EXPORTER_OTLP_ENDPOINT does; this wins over it.",
+                    "Langfuse: https://cloud.langfuse.com/api/public/otel (default: off unless the variable is set)."})
+    String otlpEndpoint;
+
+    @Option(names = "--otlp-header", paramLabel = "KEY=VALUE",
+            description = "A header on every export request, over OTEL_EXPORTER_OTLP_HEADERS (value URL-encoded, "
+                    + "e.g. Authorization=Basic%%20...); repeatable.")
+    List<String> otlpHeaders = List.of();
+
+    @Option(names = "--service-name", paramLabel = "NAME",
+            description = "service.name of the exported spans, over OTEL_SERVICE_NAME (default: parley).")
+    String serviceName;
 
     // --- connection timeouts and the per-address cap ---
     @Option(names = "--idle-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
@@ -252,7 +270,18 @@ final class ServeCommand implements Callable<Integer> {
                 burst != null ? burst : config.gate().nodeBurst());
         config = config.withTransport(transport(config.transport()));
         config = config.withGateway(gateway());
+        config = config.withExport(export());
         return auditRetention != null ? config.withAuditRetention(auditRetention) : config;
+    }
+
+    /** The OTLP export: the OTEL_* variables, the options over them; a bad value is a usage error naming it. */
+    private OtlpSettings export() {
+        try {
+            return OtlpSettings.fromEnvironment(System.getenv()).withOptions(Optional.ofNullable(otlpEndpoint),
+                    otlpHeaders, Optional.ofNullable(serviceName));
+        } catch (OtlpSettingsException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 
     private Optional<GatewayConfig> gateway() {

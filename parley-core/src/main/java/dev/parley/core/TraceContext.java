@@ -42,6 +42,21 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
     }
 
     /**
+     * The span named {@code name} under this one: the same ids every time it is asked for, so
+     * spans made after the fact (a commit, a delivery, a tool call) need not be stored to be found.
+     */
+    public TraceContext child(String name) {
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest((spanId + "/" + name).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            digest[7] |= 1; // never all zero
+            return new TraceContext(traceId, HEX.formatHex(digest, 0, 8), Optional.of(spanId));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+
+    /**
      * A W3C {@code traceparent} header ({@code 00-<trace id>-<parent id>-<flags>}): the caller's
      * span, which the hub's spans follow. Anything malformed is ignored, as the spec says: the
      * hub then starts a trace of its own rather than refusing the request.

@@ -97,6 +97,7 @@ import dev.parley.server.schedule.UnixCron;
 import dev.parley.server.rest.TaskRoutes;
 import dev.parley.server.rest.TopicRoutes;
 import dev.parley.server.rest.TraceRoutes;
+import dev.parley.server.telemetry.HubTelemetry;
 import dev.parley.server.wire.Views;
 import dev.parley.store.SqliteAgents;
 import dev.parley.store.SqliteDeliveries;
@@ -204,8 +205,12 @@ public final class Hub implements AutoCloseable {
         InboxFeeds feeds = new InboxFeeds();
         CommitListeners committed = new CommitListeners().add(feeds);
         Metrics metrics = new Metrics();
-        SqliteStore store = SqliteStore.open(config.dataDir(), committed, metrics);
+        // OTLP export (OTEL_EXPORTER_OTLP_ENDPOINT, --otlp-endpoint): off unless an endpoint is set
+        Optional<HubTelemetry> telemetry = HubTelemetry.start(config.export(), clock);
+        SqliteStore store = SqliteStore.open(config.dataDir(), committed,
+                telemetry.map(t -> t.observing(metrics)).orElse(metrics));
         List<AutoCloseable> services = new ArrayList<>();
+        telemetry.ifPresent(services::add);
         try {
             KeyFileSealer sealer = KeyFileSealer.open(config.dataDir());
             SqliteDeliveries deliveries = store.deliveries(sealer);
@@ -259,6 +264,11 @@ public final class Hub implements AutoCloseable {
             Peers peers = new Peers(graph, access, clock);
             // Agent turns: their runners record them; each joins the trace of the envelope it works.
             Traces traces = new Traces(graph, store, store.traces(), clock);
+            telemetry.ifPresent(t -> {
+                committed.add(t);
+                traces.onTurnEnded(turn -> t.turnEnded(turn, store));
+                metrics.exportFrom(t.exporter()::exported, t.exporter()::dropped, t.exporter()::failures);
+            });
 
             // Delivery after acceptance: waiters for replies, pushes, redeliveries, deadlines.
             DeliveryPolicies policies = new DeliveryPolicies(deliveries, graph, livePolicy, clock);

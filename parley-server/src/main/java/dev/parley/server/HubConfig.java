@@ -1,6 +1,7 @@
 package dev.parley.server;
 
 import dev.parley.nats.GatewayConfig;
+import dev.parley.trace.export.OtlpSettings;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,52 +30,59 @@ import java.util.Optional;
 public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optional<String> adminToken,
                         Duration heartbeat, Duration slowReaderTimeout, long maxBodyBytes, Duration pushTimeout,
                         Gate gate, Policy policy, Transport transport, Optional<GatewayConfig> gateway,
-                        Duration sweepInterval) {
+                        Duration sweepInterval, OtlpSettings export) {
     public static final int DEFAULT_PORT = 7420;
     public static final String DEFAULT_HOST = "127.0.0.1";
 
     public static HubConfig defaults(Path dataDir) {
         return new HubConfig(dataDir, DEFAULT_HOST, DEFAULT_PORT, 1, Optional.empty(), Duration.ofSeconds(15),
                 Duration.ofSeconds(30), 256 * 1024, Duration.ofSeconds(10), Gate.DEFAULTS, Policy.DEFAULTS,
-                Transport.DEFAULTS, Optional.empty(), dev.parley.core.Sweep.INTERVAL);
+                Transport.DEFAULTS, Optional.empty(), dev.parley.core.Sweep.INTERVAL,
+                OtlpSettings.fromEnvironment(java.util.Map.of()));
     }
 
     /** Runs the periodic sweep every {@code interval} (a test that sweeps by itself sets it beyond its own length). */
     public HubConfig withSweepInterval(Duration interval) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, policy, transport, gateway, interval);
+                pushTimeout, gate, policy, transport, gateway, interval, export);
+    }
+
+    /** Where the hub exports its spans and agent turns (OTLP/HTTP); off unless an endpoint is set. */
+    public HubConfig withExport(OtlpSettings settings) {
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
+                pushTimeout, gate, policy, transport, gateway, sweepInterval, settings);
     }
 
     public HubConfig withPort(int newPort) {
-        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, newPort, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withHost(String newHost) {
-        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, newHost, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withMaxDepth(int depth) {
-        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, port, depth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withAdminToken(Optional<String> token) {
-        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, port, maxDepth, token, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withHeartbeat(Duration interval) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, interval, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withSlowReaderTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, timeout, maxBodyBytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withMaxBodyBytes(long bytes) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, bytes, pushTimeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withPushTimeout(Duration timeout) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport, gateway, sweepInterval);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, timeout, gate, policy, transport, gateway, sweepInterval, export);
     }
 
     // --- admission by invite and rate limits ---
@@ -108,7 +116,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withGate(Gate newGate) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, newGate, policy, transport, gateway, sweepInterval);
+                pushTimeout, newGate, policy, transport, gateway, sweepInterval, export);
     }
 
     public HubConfig withRequireNodeProof(boolean required) {
@@ -152,7 +160,7 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withPolicyConfig(Policy newPolicy) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, newPolicy, transport, gateway, sweepInterval);
+                pushTimeout, gate, newPolicy, transport, gateway, sweepInterval, export);
     }
 
     /** Loads policy rules from {@code file} (JSON or YAML) and reloads them when it changes. */
@@ -205,11 +213,11 @@ public record HubConfig(Path dataDir, String host, int port, int maxDepth, Optio
 
     public HubConfig withTransport(Transport newTransport) {
         return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes,
-                pushTimeout, gate, policy, newTransport, gateway, sweepInterval);
+                pushTimeout, gate, policy, newTransport, gateway, sweepInterval, export);
     }
 
     /** Runs the hub as gateway {@code config} of a federation over NATS JetStream. */
     public HubConfig withGateway(Optional<GatewayConfig> config) {
-        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, config, sweepInterval);
+        return new HubConfig(dataDir, host, port, maxDepth, adminToken, heartbeat, slowReaderTimeout, maxBodyBytes, pushTimeout, gate, policy, transport, config, sweepInterval, export);
     }
 }

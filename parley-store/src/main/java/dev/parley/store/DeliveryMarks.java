@@ -44,7 +44,8 @@ final class DeliveryMarks {
             queued.set(false); // before draining: a mark added from here on queues the next job
             for (Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
                 taken.add(mark);
-                Ledger.markDelivered(tx.statements(), mark.envelopes(), mark.at(), mark.redeliverAfter());
+                tx.delivered(Ledger.markDelivered(tx.statements(), mark.envelopes(), mark.at(), mark.redeliverAfter()),
+                        mark.at());
             }
             return null;
         }).whenComplete((done, failure) -> {

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -55,8 +56,9 @@ final class Ledger {
      * Marks envelopes delivered (first delivery, or again after a redelivery) and, with
      * {@code redeliverAfter}, schedules the check that they were acked in time.
      */
-    static void markDelivered(Statements statements, List<Envelope> delivered, Instant at,
-                              Optional<Duration> redeliverAfter) throws SQLException {
+    /** Marks what was not yet delivered; returns those, which the caller announces ({@link Writer.Tx#delivered}). */
+    static List<Envelope> markDelivered(Statements statements, List<Envelope> delivered, Instant at,
+                                        Optional<Duration> redeliverAfter) throws SQLException {
         var update = statements.get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
                 + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
         for (Envelope envelope : delivered) {
@@ -65,22 +67,21 @@ final class Ledger {
             update.addBatch();
         }
         int[] counts = update.executeBatch();
+        List<Envelope> marked = new ArrayList<>(counts.length);
         for (int i = 0; i < counts.length; i++) {
             if (counts[i] == 1) {
+                marked.add(delivered.get(i));
                 oweStep(statements, delivered.get(i).id(), delivered.get(i).from().value(), DeliveryState.DELIVERED, at,
                         "delivered");
             }
         }
-        if (redeliverAfter.isEmpty()) {
-            return;
-        }
-        for (int i = 0; i < counts.length; i++) {
-            if (counts[i] == 1) {
-                Envelope envelope = delivered.get(i);
+        if (redeliverAfter.isPresent()) {
+            for (Envelope envelope : marked) {
                 schedule(statements, envelope.id(), DeliveryStore.Purpose.REDELIVER, at.plus(redeliverAfter.get()),
                         envelope.trace().attempt() + 1);
             }
         }
+        return marked;
     }
 
     /**

@@ -118,7 +118,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     public void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter) {
         writer.submit(tx -> {
             Ledger.unschedule(tx.statements(), envelope.id(), Purpose.PUSH);
-            Ledger.markDelivered(tx.statements(), List.of(envelope), at, redeliverAfter);
+            tx.delivered(Ledger.markDelivered(tx.statements(), List.of(envelope), at, redeliverAfter), at);
             return null;
         });
     }

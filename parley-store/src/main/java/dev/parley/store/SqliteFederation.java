@@ -413,6 +413,7 @@ public final class SqliteFederation implements FederationStore {
                 if (!rs.next()) {
                     return false;
                 }
+                // recorded, not announced: the owner's hub, which delivered it, tells of the delivery
                 Ledger.markDelivered(s, List.of(Rows.envelope(rs)), step.at(), Optional.empty());
             }
             return true;

@@ -308,7 +308,7 @@ public final class SqliteStore implements EventStore {
             return;
         }
         writer.submit(tx -> {
-            Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter);
+            tx.delivered(Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter), at);
             return null;
         });
     }

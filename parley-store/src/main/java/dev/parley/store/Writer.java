@@ -9,6 +9,7 @@ import dev.parley.core.StoreHealth;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -214,6 +215,7 @@ final class Writer implements AutoCloseable {
         observer.committed(batch.size(), System.nanoTime() - start);
         health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
         List<Envelope> committed = tx.drainCommitted();
+        List<Delivered> deliveries = tx.drainDeliveries();
         return () -> {
             for (int i = 0; i < batch.size(); i++) {
                 complete(batch.get(i), results[i], failures[i]);
@@ -223,6 +225,13 @@ final class Writer implements AutoCloseable {
                     notifier.committed(envelope);
                 } catch (RuntimeException e) {
                     LOG.log(Level.WARNING, "notifier failed for envelope " + envelope.id(), e);
+                }
+            }
+            for (Delivered delivered : deliveries) {
+                try {
+                    notifier.delivered(delivered.envelopes(), delivered.at());
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "notifier failed for " + delivered.envelopes().size() + " deliveries", e);
                 }
             }
         };
@@ -336,6 +345,8 @@ final class Writer implements AutoCloseable {
         private final Map<NodeId, Long> stagedHeads = new HashMap<>();
         private final List<Envelope> stagedEnvelopes = new ArrayList<>();
         private final List<Envelope> committed = new ArrayList<>();
+        private final List<Delivered> stagedDeliveries = new ArrayList<>();
+        private final List<Delivered> deliveries = new ArrayList<>();
 
         Tx(Statements statements) {
             this.statements = statements;
@@ -354,6 +365,13 @@ final class Writer implements AutoCloseable {
 
         void announce(Envelope envelope) {
             stagedEnvelopes.add(envelope);
+        }
+
+        /** Announces, after the commit, that {@code envelopes} were marked delivered at {@code at}. */
+        void delivered(List<Envelope> envelopes, Instant at) {
+            if (!envelopes.isEmpty()) {
+                stagedDeliveries.add(new Delivered(envelopes, at));
+            }
         }
 
         private long head(NodeId inbox) throws SQLException {
@@ -375,11 +393,14 @@ final class Writer implements AutoCloseable {
             stagedHeads.clear();
             committed.addAll(stagedEnvelopes);
             stagedEnvelopes.clear();
+            deliveries.addAll(stagedDeliveries);
+            stagedDeliveries.clear();
         }
 
         private void dropJob() {
             stagedHeads.clear();
             stagedEnvelopes.clear();
+            stagedDeliveries.clear();
         }
 
         private List<Envelope> drainCommitted() {
@@ -387,5 +408,15 @@ final class Writer implements AutoCloseable {
             committed.clear();
             return out;
         }
+
+        private List<Delivered> drainDeliveries() {
+            List<Delivered> out = List.copyOf(deliveries);
+            deliveries.clear();
+            return out;
+        }
+    }
+
+    /** Envelopes a job marked delivered, announced once the transaction is durable. */
+    private record Delivered(List<Envelope> envelopes, Instant at) {
     }
 }

@@ -3,6 +3,7 @@ package dev.parley.server.delivery;
 import dev.parley.core.Envelope;
 import dev.parley.core.Notifier;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -19,6 +20,13 @@ public final class CommitListeners implements Notifier {
     public void committed(Envelope envelope) {
         for (Notifier listener : listeners) {
             listener.committed(envelope);
+        }
+    }
+
+    @Override
+    public void delivered(List<Envelope> envelopes, Instant at) {
+        for (Notifier listener : listeners) {
+            listener.delivered(envelopes, at);
         }
     }
 }

@@ -126,7 +126,27 @@ public final class Metrics implements CommitObserver {
         gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",
                 backlog.getAsLong());
         renderFederation(out);
+        renderExport(out);
         return out.toString();
+    }
+
+    // OTLP export: rendered only while it is on.
+    private volatile java.util.Optional<LongSupplier[]> export = java.util.Optional.empty();
+
+    /** The exporter's counts: spans the endpoint took, spans dropped on a full queue, failed batches. */
+    public void exportFrom(LongSupplier exported, LongSupplier dropped, LongSupplier failures) {
+        this.export = java.util.Optional.of(new LongSupplier[]{exported, dropped, failures});
+    }
+
+    private void renderExport(StringBuilder out) {
+        export.ifPresent(counts -> {
+            counter(out, "parley_trace_spans_exported_total", "Spans the OTLP endpoint accepted.",
+                    counts[0].getAsLong());
+            counter(out, "parley_trace_spans_dropped_total", "Spans and turns dropped because the export queue was"
+                    + " full (export never holds up a send).", counts[1].getAsLong());
+            counter(out, "parley_trace_export_failures_total", "Export batches the OTLP endpoint refused or did not"
+                    + " answer.", counts[2].getAsLong());
+        });
     }
 
     // Federation: only a gateway renders these.

@@ -1,5 +1,6 @@
 package dev.parley.trace.export;
 
+import dev.parley.core.TraceContext;
 import dev.parley.core.NodeId;
 import dev.parley.trace.TraceEvent;
 
@@ -17,7 +18,7 @@ import java.util.Optional;
  * @param requestModel   the model the agent was configured to ask for, when known
  * @param events         the turn's events in order; at least one
  */
-public record AgentTurn(SpanIds ids, NodeId agent, Optional<String> conversationId, String adapter,
+public record AgentTurn(TraceContext ids, NodeId agent, Optional<String> conversationId, String adapter,
                         Optional<String> provider, Optional<String> requestModel, List<TraceEvent> events)
         implements Exportable {
     public AgentTurn {

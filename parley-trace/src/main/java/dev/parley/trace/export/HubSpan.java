@@ -1,5 +1,6 @@
 package dev.parley.trace.export;
 
+import dev.parley.core.TraceContext;
 import dev.parley.core.Envelope;
 import dev.parley.core.NodeId;
 import dev.parley.core.Route;
@@ -14,7 +15,7 @@ import java.util.Optional;
  * @param conversationId the envelope's thread (or correlation) id, when it has one
  * @param error          the error code the step failed with ({@code acl_denied}, …), if it failed
  */
-public record HubSpan(Operation operation, SpanIds ids, Instant start, Instant end, String envelopeId, NodeId from,
+public record HubSpan(Operation operation, TraceContext ids, Instant start, Instant end, String envelopeId, NodeId from,
                       NodeId to, String kind, Optional<Route> route, int attempt, Optional<String> conversationId,
                       Optional<String> error) implements Exportable {
 
@@ -40,7 +41,7 @@ public record HubSpan(Operation operation, SpanIds ids, Instant start, Instant e
     }
 
     /** The span of {@code operation} on {@code envelope}, which did not fail. */
-    public static HubSpan of(Operation operation, SpanIds ids, Instant start, Instant end, Envelope envelope) {
+    public static HubSpan of(Operation operation, TraceContext ids, Instant start, Instant end, Envelope envelope) {
         return new HubSpan(operation, ids, start, end, envelope.id(), envelope.from(), envelope.to(), envelope.kind(),
                 Optional.of(envelope.trace().route()), envelope.trace().attempt(),
                 envelope.threadId().or(envelope::corrId), Optional.empty());

@@ -1,11 +1,11 @@
 package dev.parley.trace.export;
 
+import dev.parley.core.TraceContext;
 import dev.parley.trace.TraceEvent;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.trace.SpanContext;
-import io.opentelemetry.api.trace.SpanId;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
@@ -18,13 +18,10 @@ import io.opentelemetry.sdk.trace.data.StatusData;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,16 +104,9 @@ final class OtlpSpans {
         };
     }
 
-    /** The id of the {@code execute_tool} span of event {@code eventId} in the turn span {@code turnSpanId}: the same every time. */
-    static String toolSpanId(String turnSpanId, String eventId) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256")
-                    .digest((turnSpanId + "/" + eventId).getBytes(StandardCharsets.UTF_8));
-            String id = HexFormat.of().formatHex(digest, 0, 8);
-            return SpanId.isValid(id) ? id : "0000000000000001"; // an all-zero id is invalid; a 2^-64 chance
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
+    /** The id of the {@code execute_tool} span of call {@code eventId} in {@code turn}: the same every time. */
+    static String toolSpanId(TraceContext turn, String eventId) {
+        return turn.child("tool/" + eventId).spanId();
     }
 
     private SpanData hub(HubSpan span) {
@@ -172,7 +162,7 @@ final class OtlpSpans {
         Optional<BigDecimal> cost = Optional.empty();
         Optional<String> responseModel = Optional.empty();
         for (TraceEvent event : events) {
-            String owner = owner(turnSpan, event.parentId(), byId);
+            String owner = owner(turn.ids(), event.parentId(), byId);
             switch (event) {
                 case TraceEvent.Message m -> add(spanEvents, owner, event, "parley.message",
                         Attributes.of(MESSAGE_ROLE, m.role().wire(), MESSAGE_TEXT, m.text()));
@@ -240,7 +230,7 @@ final class OtlpSpans {
             if (!(event instanceof TraceEvent.ToolCall call)) {
                 continue;
             }
-            String spanId = toolSpanId(turnSpan, call.id());
+            String spanId = toolSpanId(turn.ids(), call.id());
             TraceEvent.ToolResult result = results.get(call.callId());
             Instant toolEnd = result != null ? result.at() : stop.map(TraceEvent::at).orElse(end);
             AttributesBuilder tool = Attributes.builder()
@@ -257,7 +247,7 @@ final class OtlpSpans {
                 tool.put(TOOL_RESULT, result.output());
             }
             spans.add(new FinishedSpan("execute_tool " + call.tool(), SpanKind.INTERNAL, context(traceId, spanId),
-                    context(traceId, owner(turnSpan, call.parentId(), byId)), toolStatus, nanos(call.at()),
+                    context(traceId, owner(turn.ids(), call.parentId(), byId)), toolStatus, nanos(call.at()),
                     nanos(toolEnd), tool.build(), spanEvents.getOrDefault(spanId, List.of()), resource, scope));
         }
         return spans;
@@ -267,7 +257,7 @@ final class OtlpSpans {
      * The span an event belongs to: the tool call it nests under (however deep), else the turn.
      * Parent chains come from the adapter; the walk stops after as many steps as there are events.
      */
-    private static String owner(String turnSpan, Optional<String> parentId, Map<String, TraceEvent> byId) {
+    private static String owner(TraceContext turn, Optional<String> parentId, Map<String, TraceEvent> byId) {
         Optional<String> at = parentId;
         for (int steps = 0; at.isPresent() && steps <= byId.size(); steps++) {
             TraceEvent parent = byId.get(at.get());
@@ -275,11 +265,11 @@ final class OtlpSpans {
                 break;
             }
             if (parent instanceof TraceEvent.ToolCall call) {
-                return toolSpanId(turnSpan, call.id());
+                return toolSpanId(turn, call.id());
             }
             at = parent.parentId();
         }
-        return turnSpan;
+        return turn.spanId();
     }
 
     private static void add(Map<String, List<EventData>> spanEvents, String spanId, TraceEvent event, String name,

@@ -6,8 +6,10 @@ import dev.parley.core.NodeId;
 import dev.parley.core.Route;
 import dev.parley.core.ToolKind;
 import dev.parley.core.Trace;
+import dev.parley.core.TraceContext;
 import dev.parley.trace.TraceBuilder;
 import dev.parley.trace.TraceEvent;
+import dev.parley.trace.testing.OtlpReceiver;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
@@ -105,9 +107,9 @@ class OtlpTraceExportTest {
             assertEquals(10, spans.size());
             spans.values().forEach(s -> assertEquals(TRACE, hex(s.getTraceId().toByteArray()), s.getName()));
 
-            String toolA = OtlpSpans.toolSpanId(TURN_A, "e3");
-            String readB = OtlpSpans.toolSpanId(TURN_B, "e2");
-            String grepB = OtlpSpans.toolSpanId(TURN_B, "e4");
+            String toolA = OtlpSpans.toolSpanId(ids(TURN_A, null), "e3");
+            String readB = OtlpSpans.toolSpanId(ids(TURN_B, null), "e2");
+            String grepB = OtlpSpans.toolSpanId(ids(TURN_B, null), "e4");
             Map<String, String> parents = new LinkedHashMap<>();
             spans.forEach((id, s) -> parents.put(id, hex(s.getParentSpanId().toByteArray())));
             assertEquals(Map.of(SEND_1, "", COMMIT_1, SEND_1, DELIVER_1, SEND_1, TURN_A, SEND_1, toolA, TURN_A,
@@ -189,9 +191,9 @@ class OtlpTraceExportTest {
 
     @Test
     void toolSpanIdsAreTheSameEveryTimeAndDifferPerCall() {
-        assertEquals(OtlpSpans.toolSpanId(TURN_A, "e3"), OtlpSpans.toolSpanId(TURN_A, "e3"));
-        assertNotEquals(OtlpSpans.toolSpanId(TURN_A, "e3"), OtlpSpans.toolSpanId(TURN_A, "e4"));
-        assertNotEquals(OtlpSpans.toolSpanId(TURN_A, "e3"), OtlpSpans.toolSpanId(TURN_B, "e3"));
+        assertEquals(OtlpSpans.toolSpanId(ids(TURN_A, null), "e3"), OtlpSpans.toolSpanId(ids(TURN_A, null), "e3"));
+        assertNotEquals(OtlpSpans.toolSpanId(ids(TURN_A, null), "e3"), OtlpSpans.toolSpanId(ids(TURN_A, null), "e4"));
+        assertNotEquals(OtlpSpans.toolSpanId(ids(TURN_A, null), "e3"), OtlpSpans.toolSpanId(ids(TURN_B, null), "e3"));
     }
 
     @Test
@@ -276,8 +278,8 @@ class OtlpTraceExportTest {
                 "env-" + n, ALICE, AGENT_A, "chat", Optional.of(Route.GRANT), 1, Optional.empty(), Optional.empty());
     }
 
-    private static SpanIds ids(String spanId, String parent) {
-        return new SpanIds(TRACE, spanId, Optional.ofNullable(parent));
+    private static TraceContext ids(String spanId, String parent) {
+        return new TraceContext(TRACE, spanId, Optional.ofNullable(parent));
     }
 
     /** A clock one second further on at every reading, so each event has its own time. */

@@ -1,4 +1,4 @@
-package dev.parley.trace.export;
+package dev.parley.trace.testing;
 
 import com.sun.net.httpserver.HttpServer;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
@@ -23,18 +23,18 @@ import java.util.concurrent.Executors;
  * official OTLP protobuf classes and keeps it with its path and headers. With {@link #hold()} it
  * takes a request and does not answer until released, as a stalled collector would.
  */
-final class OtlpReceiver implements AutoCloseable {
-    record Received(String path, String authorization, String contentType, ExportTraceServiceRequest body) {
+public final class OtlpReceiver implements AutoCloseable {
+    public record Received(String path, String authorization, String contentType, ExportTraceServiceRequest body) {
     }
 
     private final HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
-    final List<Received> requests = new CopyOnWriteArrayList<>();
-    final CountDownLatch arrived = new CountDownLatch(1);
+    public final List<Received> requests = new CopyOnWriteArrayList<>();
+    public final CountDownLatch arrived = new CountDownLatch(1);
     private final CountDownLatch released = new CountDownLatch(1);
     private volatile boolean holding;
 
-    OtlpReceiver() throws IOException {
+    public OtlpReceiver() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(threads);
         server.createContext("/", exchange -> {
@@ -61,29 +61,29 @@ final class OtlpReceiver implements AutoCloseable {
     }
 
     /** Answers no request until {@link #release()}. */
-    OtlpReceiver hold() {
+    public OtlpReceiver hold() {
         holding = true;
         return this;
     }
 
-    void release() {
+    public void release() {
         released.countDown();
     }
 
-    String base() {
+    public String base() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
-    List<Span> spans() {
+    public List<Span> spans() {
         return requests.stream().flatMap(r -> r.body().getResourceSpansList().stream())
                 .flatMap(rs -> rs.getScopeSpansList().stream()).flatMap(ss -> ss.getSpansList().stream()).toList();
     }
 
-    List<ResourceSpans> resourceSpans() {
+    public List<ResourceSpans> resourceSpans() {
         return requests.stream().flatMap(r -> r.body().getResourceSpansList().stream()).toList();
     }
 
-    List<ScopeSpans> scopeSpans() {
+    public List<ScopeSpans> scopeSpans() {
         return resourceSpans().stream().flatMap(rs -> rs.getScopeSpansList().stream()).toList();
     }
 
