@@ -291,7 +291,7 @@ public final class Hub implements AutoCloseable {
             Chats chats = new Chats(graph, registry, router, messages, store.chats(sealer), new Re2Patterns(),
                     Views::approvalCardNotice, notices, store, livePolicy, clock, ids);
             AtomicReference<String> url = new AtomicReference<>();
-            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages, tasks, chats,
+            AgentRuntime agentRuntime = new AgentRuntime(graph, store, router, messages, tasks, chats, traces,
                     config.dataDir().resolve("agents"), agents::failed, agents::ended, agents::credential, url::get,
                     clock);
             services.add(agentRuntime);

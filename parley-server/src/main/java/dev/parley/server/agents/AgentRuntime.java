@@ -22,7 +22,13 @@ import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.Tasks;
+import dev.parley.core.Traces;
 import dev.parley.server.wire.Json;
+import dev.parley.trace.ToolKinds;
+import dev.parley.trace.TraceBuilder;
+import dev.parley.trace.TraceEvent;
+import dev.parley.trace.TraceEvents;
+import dev.parley.trace.adapter.CommandAdapter;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -137,12 +143,13 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
     /** The hub's URL, for the processes that speak the agent protocol to it. */
     private final Supplier<String> url;
     private final Semaphore commands = new Semaphore(MAX_RUNNING);
+    private final Traces traces;
     private final Map<NodeId, Agent> agents = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** {@code home}: where each agent gets its working directory ({@code <id>/}) and log ({@code <id>.log}). */
     public AgentRuntime(Graph graph, EventStore store, Router router, Messages messages, Tasks tasks, Chats chats,
-                        Path home,
+                        Traces traces, Path home,
                         BiConsumer<NodeId, String> failed, BiConsumer<NodeId, String> ended,
                         Function<NodeId, String> credential, Supplier<String> url, InstantSource clock) {
         this.failed = failed;
@@ -155,6 +162,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         this.messages = messages;
         this.tasks = tasks;
         this.chats = chats;
+        this.traces = traces;
         this.home = home;
         this.clock = clock;
     }
@@ -530,7 +538,33 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
             messages.ack(caller, envelope.id(), new DeliveryEvent.Failed(why));
         }
 
+        /** Runs the command for {@code envelope}, its turn traced by the command adapter and recorded with the hub. */
         private Outcome run(Envelope envelope) throws InterruptedException, CannotStart {
+            TraceBuilder trace = new TraceBuilder(clock, event -> { });
+            try {
+                return command(envelope, new CommandAdapter(trace, spec.toolKinds().kinds()));
+            } finally {
+                record(envelope, trace);
+            }
+        }
+
+        /**
+         * Records the turn: under an id of its own (a run again after a restart is another turn).
+         * A turn the hub refuses is noted in the agent's log; the envelope is settled all the same.
+         */
+        private void record(Envelope envelope, TraceBuilder trace) {
+            if (!trace.stopped()) {
+                return; // never started
+            }
+            try {
+                traces.record(caller, envelope.id() + ".hub-" + java.util.UUID.randomUUID(), envelope.id(),
+                        ToolKinds.COMMAND, trace.events().stream().map(TraceEvents::stored).toList());
+            } catch (ParleyException e) {
+                note("the trace of envelope " + envelope.id() + " was not recorded: " + e.getMessage());
+            }
+        }
+
+        private Outcome command(Envelope envelope, CommandAdapter turn) throws InterruptedException, CannotStart {
             ProcessBuilder builder = new ProcessBuilder(commandLine(spec)).directory(workdir.toFile())
                     .redirectError(ProcessBuilder.Redirect.PIPE);
             Map<String, String> env = builder.environment();
@@ -549,35 +583,39 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 process = builder.start();
                 running = process;
                 remember(process.toHandle());
+                byte[] prompt = prompt(envelope, spec);
+                turn.started(new String(prompt, StandardCharsets.UTF_8), commandLine(spec), workdir);
                 if (!active()) {
-                    return new Outcome.Failed("stopped");
+                    return ended(turn, TraceEvent.StopReason.CANCELLED, "stopped");
                 }
                 long deadline = System.nanoTime() + spec.timeout().toNanos();
                 CompletableFuture<byte[]> out = read(process.getInputStream(), MAX_REPLY_BYTES + 1);
                 err = read(process.getErrorStream(), MAX_LOG_BYTES);
-                byte[] prompt = prompt(envelope, spec);
                 Process started = process;
                 Thread.ofVirtual().start(() -> write(started.getOutputStream(), prompt)); // it may not read it all
                 if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
-                    return new Outcome.Failed("timed out after " + spec.timeout().toSeconds() + "s");
+                    return ended(turn, TraceEvent.StopReason.TIMEOUT, "timed out after " + spec.timeout().toSeconds() + "s");
                 }
                 // What it started may hold stdout open after it exited: the deadline holds for that too.
                 byte[] stdout = out.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 if (stdout.length > MAX_REPLY_BYTES) {
-                    return new Outcome.Failed("the command wrote more than " + MAX_REPLY_BYTES + " bytes");
+                    return ended(turn, TraceEvent.StopReason.ERROR, "the command wrote more than " + MAX_REPLY_BYTES
+                            + " bytes");
                 }
+                String text = new String(stdout, StandardCharsets.UTF_8);
+                turn.exited(process.exitValue(), text);
                 return process.exitValue() == 0
-                        ? new Outcome.Output(new String(stdout, StandardCharsets.UTF_8).stripTrailing())
+                        ? new Outcome.Output(text.stripTrailing())
                         : new Outcome.Failed("the command exited with status " + process.exitValue());
             } catch (IOException e) {
                 if (process == null) {
                     throw new CannotStart(e.getMessage());
                 }
-                return new Outcome.Failed("its output could not be read");
+                return ended(turn, TraceEvent.StopReason.ERROR, "its output could not be read");
             } catch (TimeoutException e) {
-                return new Outcome.Failed("timed out after " + spec.timeout().toSeconds() + "s");
+                return ended(turn, TraceEvent.StopReason.TIMEOUT, "timed out after " + spec.timeout().toSeconds() + "s");
             } catch (ExecutionException e) {
-                return new Outcome.Failed("its output could not be read");
+                return ended(turn, TraceEvent.StopReason.ERROR, "its output could not be read");
             } finally {
                 if (process != null) {
                     ProcessGroups.kill(process.toHandle());
@@ -589,6 +627,12 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                     appendLog(stderr(err));
                 }
             }
+        }
+
+        /** The run failed for {@code why}: its trace ends so (when it got as far as starting), and so does the envelope. */
+        private static Outcome ended(CommandAdapter turn, TraceEvent.StopReason reason, String why) {
+            turn.ended(reason, why);
+            return new Outcome.Failed(why);
         }
 
         /**

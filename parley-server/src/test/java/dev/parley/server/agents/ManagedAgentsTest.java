@@ -64,6 +64,12 @@ class ManagedAgentsTest {
             String first = hub.sendOk(lead, "upper", "hello").text("id");
             await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + first).text("state")));
             assertEquals("HELLO", reply(hub, lead, first).get("text").asText());
+            // the run is the agent's turn, traced by the command adapter before the reply went
+            JsonNode turn = hub.get(hub.admin(), "/v1/messages/" + first + "/trace").get("turns").get(0);
+            assertEquals(List.of("upper", "command"), List.of(turn.get("node").asText(), turn.get("adapter").asText()));
+            assertEquals(List.of("message", "tool_call", "tool_result", "message", "stop"),
+                    turn.get("events").findValuesAsText("type"));
+            assertEquals("HELLO", turn.at("/events/3/text").asText());
 
             // Many senders at once, while the agent works: each envelope answered once, with its own text.
             List<String> sent = Collections.synchronizedList(new ArrayList<>());
@@ -259,6 +265,9 @@ class ManagedAgentsTest {
                     .contains("the command exited with status 3"));
             String log = hub.get(lead, "/v1/agents/grumpy/logs").body();
             assertTrue(log.contains("oops") && log.contains("exited with status 3"), log);
+            JsonNode failedTurn = hub.get(lead, "/v1/messages/" + id + "/trace").get("turns").get(0); // lead: its parent
+            assertEquals("error", failedTurn.at("/events/3/reason").asText(), failedTurn::toString);
+            assertTrue(failedTurn.at("/events/2/error").asBoolean(), "the run's result is an error");
 
             // A program that cannot be started fails the agent: no spinning, nothing woken until a restart.
             startAgent(hub, """
