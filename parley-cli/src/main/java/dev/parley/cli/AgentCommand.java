@@ -55,6 +55,20 @@ final class AgentCommand extends CommandGroup {
 
         abstract Turn turn();
 
+        /**
+         * The kinds the agent's spec gives tools ({@code PARLEY_TOOL_KINDS}, set by the hub);
+         * none when unset. A value the hub would never write is a usage error, not a silent none.
+         */
+        java.util.Map<String, dev.parley.core.ToolKind> toolKinds() {
+            try {
+                return AgentSpec.ToolKindOverrides.read(java.util.Optional.ofNullable(
+                        System.getenv(AgentSpec.ToolKindOverrides.VARIABLE))).kinds();
+            } catch (dev.parley.core.ParleyException e) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                        AgentSpec.ToolKindOverrides.VARIABLE + ": " + e.getMessage());
+            }
+        }
+
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             if (timeout.compareTo(java.time.Duration.ofHours(24)) > 0) {
@@ -82,7 +96,7 @@ final class AgentCommand extends CommandGroup {
 
         @Override
         Turn turn() {
-            return new CommandTurn(command);
+            return new CommandTurn(command, toolKinds());
         }
     }
 
@@ -130,7 +144,7 @@ final class AgentCommand extends CommandGroup {
             blocked.removeAll(allowed);
             java.util.stream.Stream.concat(disallowed.stream(), blocklist.stream()).filter(t -> !blocked.contains(t))
                     .forEach(blocked::add);
-            return new ClaudeCodeTurn(bin, blocked, extra);
+            return new ClaudeCodeTurn(bin, blocked, extra, toolKinds());
         }
     }
 

@@ -2,6 +2,7 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.ToolKind;
 import dev.parley.trace.ToolKinds;
 import dev.parley.trace.TraceBuilder;
 import dev.parley.trace.TraceEvent;
@@ -31,7 +32,8 @@ import java.util.function.Consumer;
  * Claude Code adapter, into the turn's trace. The tools that wait for a
  * human or move the session elsewhere ({@link #DISALLOWED}) are disallowed unless allowed again.
  */
-record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) implements Turn {
+record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra, Map<String, ToolKind> toolKinds)
+        implements Turn {
     /** Disallowed by default: an unattended turn has no one to ask, and stays where it was started. */
     static final List<String> DISALLOWED = List.of("AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "EnterWorktree",
             "ExitWorktree");
@@ -39,6 +41,12 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) i
     ClaudeCodeTurn {
         disallowed = List.copyOf(disallowed);
         extra = List.copyOf(extra);
+        toolKinds = Map.copyOf(toolKinds);
+    }
+
+    /** A turn with no tool kinds of the agent's own. */
+    ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) {
+        this(bin, disallowed, extra, Map.of());
     }
 
     @Override
@@ -66,7 +74,7 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra) i
     @Override
     public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
             throws InterruptedException {
-        ClaudeCodeAdapter session = new ClaudeCodeAdapter(trace, Map.of());
+        ClaudeCodeAdapter session = new ClaudeCodeAdapter(trace, toolKinds);
         ObjectNode prompt = userMessage(envelope);
         session.prompt(prompt.at("/message/content").asText());
         Process process;

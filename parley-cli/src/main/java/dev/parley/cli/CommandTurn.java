@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.ToolKind;
 import dev.parley.trace.ToolKinds;
 import dev.parley.trace.TraceBuilder;
 import dev.parley.trace.TraceEvent;
@@ -23,9 +24,15 @@ import java.util.function.Consumer;
  * JSON when it has no text), its stdout the answer; a failing status or a timeout fails it.
  * Traced by the command adapter: the run is the turn's one tool call.
  */
-record CommandTurn(List<String> command) implements Turn {
+record CommandTurn(List<String> command, Map<String, ToolKind> toolKinds) implements Turn {
     CommandTurn {
         command = List.copyOf(command);
+        toolKinds = Map.copyOf(toolKinds);
+    }
+
+    /** A turn with no tool kinds of the agent's own. */
+    CommandTurn(List<String> command) {
+        this(command, Map.of());
     }
 
     @Override
@@ -42,7 +49,7 @@ record CommandTurn(List<String> command) implements Turn {
     public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
             throws InterruptedException {
         String input = Turn.body(envelope);
-        CommandAdapter run = new CommandAdapter(trace, Map.of());
+        CommandAdapter run = new CommandAdapter(trace, toolKinds);
         run.started(input, command, Path.of("").toAbsolutePath());
         Process process;
         try {
