@@ -3,6 +3,8 @@ package dev.parley.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.TraceContext;
+import dev.parley.core.Traces;
 import dev.parley.trace.TraceBuilder;
 import dev.parley.trace.TraceEvent;
 import dev.parley.trace.TraceEvents;
@@ -89,18 +91,22 @@ final class AgentRunner {
             ScheduledFuture<?> beating = beats.scheduleAtFixedRate(progress::beat, 0,
                     settings.heartbeat().toMillis(), TimeUnit.MILLISECONDS);
             TraceBuilder trace = new TraceBuilder(Clock.systemUTC(), event -> { });
+            // tries: how often the sweep took the envelope back, so a turn run again is a turn of its own
+            String turn = id + "." + (claim.get().path("tries").asInt(0) + 1);
+            // the turn's span, as the hub names it: what the turn sends, and its answer, are under it
+            Optional<String> traceparent = TraceContext.parse(envelope.at("/trace/traceparent").asText(null))
+                    .map(envelopeSpan -> envelopeSpan.child(Traces.TURN_SPAN + turn).traceparent());
             Turn.Outcome outcome;
             try {
-                outcome = settings.turn().take(input, settings.timeout(), progress::toolStarted, trace);
+                outcome = settings.turn().take(input, settings.timeout(), progress::toolStarted, trace, traceparent);
             } finally {
                 progress.done = true; // no beat after the turn: the envelope is about to be settled
                 beating.cancel(false);
             }
-            // tries: how often the sweep took the envelope back, so a turn run again is a turn of its own
-            postTrace(id + "." + (claim.get().path("tries").asInt(0) + 1), id, trace.events());
+            postTrace(turn, id, trace.events());
             switch (outcome) {
                 case Turn.Outcome.Output output when output.text().isBlank() -> retrying(at + "/ack", status("processed"));
-                case Turn.Outcome.Output output -> reply(at, id, output.text());
+                case Turn.Outcome.Output output -> reply(at, id, output.text(), traceparent);
                 case Turn.Outcome.Failed failed -> fail(at, id, failed.why());
             }
         } catch (HubException e) {
@@ -147,9 +153,11 @@ final class AgentRunner {
     }
 
     /** Replies; a reply the hub refuses (the policy, a limit) fails the envelope, so it is not run again. */
-    private void reply(String at, String id, String text) throws InterruptedException {
+    /** Replies under the turn's span ({@code traceparent}) when there is one. */
+    private void reply(String at, String id, String text, Optional<String> traceparent) throws InterruptedException {
         try {
-            retrying(at + "/reply", HubClient.JSON.createObjectNode().put("text", text));
+            retrying(traceparent.map(client::traced).orElse(client), at + "/reply",
+                    HubClient.JSON.createObjectNode().put("text", text));
         } catch (HubException e) {
             if (e.retryable()) {
                 throw e; // the hub still failing: the envelope stays claimed until the sweep takes it back
@@ -170,6 +178,10 @@ final class AgentRunner {
      * unworked, or claimed until the sweep takes it back and runs its turn again.
      */
     private JsonNode retrying(String path, ObjectNode body) throws InterruptedException {
+        return retrying(client, path, body);
+    }
+
+    private static JsonNode retrying(HubClient client, String path, ObjectNode body) throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
                 return client.post(path, body);

@@ -72,14 +72,15 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra, M
     }
 
     @Override
-    public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
+    public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace,
+                        Optional<String> traceparent)
             throws InterruptedException {
         ClaudeCodeAdapter session = new ClaudeCodeAdapter(trace, toolKinds);
         ObjectNode prompt = userMessage(envelope);
         session.prompt(prompt.at("/message/content").asText());
         Process process;
         try {
-            process = Turn.start(commandLine());
+            process = Turn.start(commandLine(), traceparent);
         } catch (IOException e) {
             return failed(session, TraceEvent.StopReason.ERROR, "Claude Code cannot be started (" + bin + "): "
                     + e.getMessage());

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -46,14 +47,15 @@ record CommandTurn(List<String> command, Map<String, ToolKind> toolKinds) implem
     }
 
     @Override
-    public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
+    public Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace,
+                        Optional<String> traceparent)
             throws InterruptedException {
         String input = Turn.body(envelope);
         CommandAdapter run = new CommandAdapter(trace, toolKinds);
         run.started(input, command, Path.of("").toAbsolutePath());
         Process process;
         try {
-            process = Turn.start(command);
+            process = Turn.start(command, traceparent);
         } catch (IOException e) {
             return failed(run, TraceEvent.StopReason.ERROR, "the command cannot be started: " + e.getMessage());
         }

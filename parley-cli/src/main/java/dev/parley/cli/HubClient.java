@@ -38,13 +38,17 @@ final class HubClient implements AutoCloseable {
     /** A W3C traceparent every request carries, or null. */
     private final String traceparent;
 
-    /** A client acting as the holder of {@code token}; a null token sends no Authorization header. */
+    /**
+     * A client acting as the holder of {@code token}; a null token sends no Authorization header.
+     * Run under a span ({@code TRACEPARENT} set, as a turn's runner sets it), its requests continue it.
+     */
     HubClient(URI hub, String token) {
         // HTTP/1.1 explicitly: the hub speaks it, and this avoids the h2c upgrade dance.
         this(hub, token == null ? null : "Bearer " + token, HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CONNECT_TIMEOUT)
-                .build(), null);
+                .build(), dev.parley.core.TraceContext.parse(System.getenv(dev.parley.core.TraceContext.VARIABLE))
+                .map(dev.parley.core.TraceContext::traceparent).orElse(null));
     }
 
     private HubClient(URI hub, String bearer, HttpClient http, String traceparent) {

@@ -31,8 +31,14 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn, EchoTurn {
      * Works {@code envelope} within {@code timeout}, telling {@code toolStarted} of each tool it
      * starts and {@code trace} what it does, to its stop (unless interrupted).
      */
-    Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
-            throws InterruptedException;
+    Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace,
+                 Optional<String> traceparent) throws InterruptedException;
+
+    /** {@link #take} outside any trace of the caller's. */
+    default Outcome take(JsonNode envelope, Duration timeout, Consumer<String> toolStarted, TraceBuilder trace)
+            throws InterruptedException {
+        return take(envelope, timeout, toolStarted, trace, Optional.empty());
+    }
 
     /** What an envelope says, as a turn is given it: its text, or its data as JSON when it has no text. */
     static String body(JsonNode envelope) {
@@ -57,7 +63,7 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn, EchoTurn {
      * runner's; without {@code PARLEY_TOKEN}, because what it runs reads text from others and must
      * not act as the node.
      */
-    static Process start(List<String> command) throws IOException {
+    static Process start(List<String> command, Optional<String> traceparent) throws IOException {
         // setsid would start and fail with a status: say what is missing here, as the hub's runner does
         if (!dev.parley.server.agents.AgentRuntime.runnable(command.getFirst(),
                 Optional.ofNullable(System.getenv("PATH")), java.nio.file.Path.of("").toAbsolutePath())) {
@@ -66,6 +72,9 @@ sealed interface Turn permits CommandTurn, ClaudeCodeTurn, EchoTurn {
         }
         ProcessBuilder builder = new ProcessBuilder(dev.parley.server.agents.ProcessGroups.inOwnGroup(command)).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().remove("PARLEY_TOKEN");
+        // the turn's span, the OpenTelemetry way (a TRACEPARENT variable): what it sends joins the turn
+        builder.environment().remove(dev.parley.core.TraceContext.VARIABLE);
+        traceparent.ifPresent(t -> builder.environment().put(dev.parley.core.TraceContext.VARIABLE, t));
         return builder.start();
     }
 

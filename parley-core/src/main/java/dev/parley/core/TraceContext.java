@@ -13,6 +13,11 @@ import java.util.regex.Pattern;
  * continue their conversation's, and anything else starts a trace of its own.
  */
 public record TraceContext(String traceId, String spanId, Optional<String> parentSpanId) {
+    /**
+     * The environment variable that hands a process the span it runs under (OpenTelemetry's
+     * environment carrier for {@code traceparent}): what it sends to the hub continues it.
+     */
+    public static final String VARIABLE = "TRACEPARENT";
     private static final Pattern TRACE_ID = Pattern.compile("^[0-9a-f]{32}$");
     private static final Pattern SPAN_ID = Pattern.compile("^[0-9a-f]{16}$");
     private static final Pattern TRACEPARENT = Pattern.compile("^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$");

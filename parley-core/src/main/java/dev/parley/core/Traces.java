@@ -24,6 +24,12 @@ public final class Traces {
     public static final int MAX_EVENTS_PER_TURN = 10_000;
     /** Most turns one trace query returns. */
     public static final int MAX_TURNS = 1_000;
+    /**
+     * A turn's span is the span named {@code turn/<turn id>} under its envelope's
+     * ({@link TraceContext#child(String)}): a runner knows it before it records anything, and
+     * hands it to what the turn runs (a {@code TRACEPARENT} variable), whose sends then join it.
+     */
+    public static final String TURN_SPAN = "turn/";
     private static final Pattern TURN_ID = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
     private static final Pattern ADAPTER = Pattern.compile("^[a-z][a-z0-9_-]{0,31}$");
 
@@ -83,7 +89,7 @@ public final class Traces {
         }
         List<Turn.Event> fresh = unseen(node.id(), turnId, events);
         Turn turn = existing.orElseGet(() -> new Turn(node.id(), turnId, envelopeId, adapter,
-                worked.envelope().trace().context().child(), clock.instant(), Optional.empty(), 0));
+                worked.envelope().trace().context().child(TURN_SPAN + turnId), clock.instant(), Optional.empty(), 0));
         if (fresh.isEmpty() && existing.isPresent()) {
             return new Recorded(turn, 0);
         }

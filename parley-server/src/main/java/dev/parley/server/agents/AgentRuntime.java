@@ -22,6 +22,7 @@ import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskQuery;
 import dev.parley.core.TaskState;
 import dev.parley.core.Tasks;
+import dev.parley.core.TraceContext;
 import dev.parley.core.Traces;
 import dev.parley.server.wire.Json;
 import dev.parley.trace.ToolKinds;
@@ -541,30 +542,31 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         /** Runs the command for {@code envelope}, its turn traced by the command adapter and recorded with the hub. */
         private Outcome run(Envelope envelope) throws InterruptedException, CannotStart {
             TraceBuilder trace = new TraceBuilder(clock, event -> { });
+            String turn = envelope.id() + ".hub-" + java.util.UUID.randomUUID(); // a run again is another turn
             try {
-                return command(envelope, new CommandAdapter(trace, spec.toolKinds().kinds()));
+                return command(envelope, new CommandAdapter(trace, spec.toolKinds().kinds()),
+                        envelope.trace().context().child(Traces.TURN_SPAN + turn));
             } finally {
-                record(envelope, trace);
+                record(envelope, turn, trace);
             }
         }
 
-        /**
-         * Records the turn: under an id of its own (a run again after a restart is another turn).
-         * A turn the hub refuses is noted in the agent's log; the envelope is settled all the same.
-         */
-        private void record(Envelope envelope, TraceBuilder trace) {
+        /** Records the turn; one the hub refuses is noted in the agent's log, the envelope settled all the same. */
+        private void record(Envelope envelope, String turn, TraceBuilder trace) {
             if (!trace.stopped()) {
                 return; // never started
             }
             try {
-                traces.record(caller, envelope.id() + ".hub-" + java.util.UUID.randomUUID(), envelope.id(),
+                traces.record(caller, turn, envelope.id(),
                         ToolKinds.COMMAND, trace.events().stream().map(TraceEvents::stored).toList());
             } catch (ParleyException e) {
                 note("the trace of envelope " + envelope.id() + " was not recorded: " + e.getMessage());
             }
         }
 
-        private Outcome command(Envelope envelope, CommandAdapter turn) throws InterruptedException, CannotStart {
+        /** Runs the command under {@code span}, the turn's: handed to it as {@code TRACEPARENT}, its sends join the turn. */
+        private Outcome command(Envelope envelope, CommandAdapter turn, TraceContext span)
+                throws InterruptedException, CannotStart {
             ProcessBuilder builder = new ProcessBuilder(commandLine(spec)).directory(workdir.toFile())
                     .redirectError(ProcessBuilder.Redirect.PIPE);
             Map<String, String> env = builder.environment();
@@ -573,6 +575,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
                 return new Outcome.Failed(unreadable.get());
             }
             env.put("PARLEY_ENVELOPE", envelope.id());
+            env.put(TraceContext.VARIABLE, span.traceparent());
             env.put("PARLEY_FROM", envelope.from().value());
             commands.acquire();
             Process process = null;

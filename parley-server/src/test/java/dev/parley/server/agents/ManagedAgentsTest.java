@@ -251,6 +251,27 @@ class ManagedAgentsTest {
     }
 
     @Test
+    void theCommandRunsUnderItsTurnsSpanAsTraceparentSoWhatItSendsJoinsTheTurn() {
+        try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
+            String lead = hub.createNode("lead", null);
+            startAgent(hub, """
+                    id: tracer
+                    parent: lead
+                    command: [sh, -c, "cat >/dev/null; printf %s \\"$TRACEPARENT\\""]
+                    """);
+            String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+            HubFixture.Resp sent = hub.request("POST", "/v1/messages", lead, obj("to", "tracer", "text", "where am I?")
+                    .toString().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    Map.of("traceparent", "00-" + trace + "-00f067aa0ba902b7-01"));
+            assertEquals(202, sent.status(), sent::toString);
+            String id = sent.text("id");
+            await().atMost(WAIT).until(() -> "replied".equals(hub.get(lead, "/v1/messages/" + id).text("state")));
+            JsonNode turn = hub.get(lead, "/v1/messages/" + id + "/trace").get("turns").get(0);
+            assertEquals("00-" + trace + "-" + turn.get("spanId").asText() + "-01", reply(hub, lead, id).get("text").asText());
+        }
+    }
+
+    @Test
     void aFailingCommandFailsItsEnvelopeWithTheReasonAndLogsItsStderr() {
         try (HubFixture hub = HubFixture.start(tmp.resolve("hub"))) {
             String lead = hub.createNode("lead", null);
