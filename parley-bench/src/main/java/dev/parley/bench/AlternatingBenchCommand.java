@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
  * the feature at work. A scenario supplies its variants and what it adds to the report.
  */
 abstract sealed class AlternatingBenchCommand implements Callable<Integer>
-        permits BenchGuardedCommand {
+        permits BenchGuardedCommand, BenchExportCommand {
 
     @Spec
     CommandSpec spec;
