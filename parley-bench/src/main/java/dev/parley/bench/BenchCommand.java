@@ -14,7 +14,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "bench", description = "Run a benchmark against a hub started on a temporary directory.",
         mixinStandardHelpOptions = true, subcommands = {BenchSendCommand.class, BenchStreamsCommand.class, BenchCompareCommand.class,
                 BenchReplayCommand.class, BenchCrashCommand.class, BenchWebhookCommand.class, BenchGuardedCommand.class,
-                BenchGrowthCommand.class, BenchFederationCommand.class, BenchWakeCommand.class})
+                BenchExportCommand.class, BenchGrowthCommand.class, BenchFederationCommand.class, BenchWakeCommand.class})
 public class BenchCommand implements Runnable {
     private final Optional<ParleyServe> serve;
 

@@ -4,23 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.bench.http.HttpConnection;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code parley bench guarded}: what policy rules, a payload schema and per-node rate limits
@@ -45,7 +36,7 @@ import picocli.CommandLine.Spec;
                 "Runs the bench send workload on fresh in-process hubs, alternately plain and guarded (a 20-rule "
                         + "CEL policy, a JSON Schema on the kind sent, a rate limit on every node), and prints "
                         + "sends/s, latency and the ratio guarded/plain. Exits 1 when a send was refused or lost."})
-public final class BenchGuardedCommand implements Callable<Integer> {
+public final class BenchGuardedCommand extends AlternatingBenchCommand {
     static final String KIND = "bench.order";
     private static final Map<String, String> SENDER_LABELS = Map.of("role", "sender", "team", "bench", "tier", "standard",
             "env", "test");
@@ -88,203 +79,134 @@ public final class BenchGuardedCommand implements Callable<Integer> {
         return new String[] {name, when};
     }
 
-    @Spec
-    CommandSpec spec;
+    @Override
+    Variants variants() throws IOException {
+        Path policyDir = Files.createTempDirectory("parley-bench-policy-");
+        try {
+            Path policy = writePolicy(policyDir.resolve("policy.json"));
+            Variant plain = new Variant() {
+                @Override
+                public String name() {
+                    return "plain";
+                }
 
-    @Mixin
-    SenderOptions load = new SenderOptions(1024, 1, 60_000);
+                @Override
+                public BenchHub startHub() throws IOException {
+                    return BenchHub.inProcess();
+                }
+            };
+            Variant guarded = new Variant() {
+                @Override
+                public String name() {
+                    return "guarded";
+                }
 
-    @Mixin
-    InboxOptions targets = new InboxOptions();
+                @Override
+                public BenchHub startHub() throws IOException {
+                    return BenchHub.inProcess(c -> c.withPolicy(Optional.of(policy)));
+                }
 
-    @Mixin
-    WindowOptions window = new WindowOptions(5);
+                @Override
+                public void prepare(BenchHub hub, ParleyWorkload work, Map<String, Object> facts) throws Exception {
+                    guard(hub, work, facts);
+                }
 
-    @Mixin
-    DrainOption drain = new DrainOption();
+                @Override
+                public void measured(Window edges, Map<String, Object> facts) {
+                    facts.put("policyDenials", (long) edges.delta("parley_policy_decisions_total"));
+                    facts.put("schemaViolations", (long) edges.delta("parley_schema_violations_total"));
+                    facts.put("rateLimited", (long) edges.delta("parley_rate_limited_total"));
+                    facts.put("policyRuleErrors", (long) edges.delta("parley_policy_rule_errors_total"));
+                }
+            };
+            return new Variants() {
+                @Override
+                public Variant base() {
+                    return plain;
+                }
 
-    @Mixin
-    OutputOptions output = new OutputOptions();
+                @Override
+                public Variant candidate() {
+                    return guarded;
+                }
 
-    @Mixin
-    QuickOption quick = new QuickOption();
-
-    @Option(names = "--rounds", defaultValue = "2",
-            description = "Pairs of runs; round 1 runs plain then guarded, round 2 guarded then plain, and so on "
-                    + "(default: ${DEFAULT-VALUE}).")
-    int rounds;
-
-    @Option(names = "--jfr", paramLabel = "PREFIX",
-            description = "Record each run's load (hub and client, this JVM) with JDK Flight Recorder into "
-                    + "PREFIX-<n>-plain.jfr / PREFIX-<n>-guarded.jfr (profile settings).")
-    String jfr;
-
-    /** One run's figures. */
-    record Run(boolean guarded, LoadResult result, Map<String, Object> hubFacts) {
+                @Override
+                public void close() {
+                    BenchSupport.deleteTree(policyDir);
+                }
+            };
+        } catch (IOException | RuntimeException e) {
+            BenchSupport.deleteTree(policyDir);
+            throw e;
+        }
     }
 
     @Override
-    public Integer call() throws Exception {
-        quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
-                .unlessGiven("--warmup", () -> window.warmup = 0).unlessGiven("--seconds", () -> window.seconds = 2)
-                .unlessGiven("--rounds", () -> rounds = 1);
-        load.validate();
-        targets.validate();
-        window.validate();
-        if (rounds < 1) {
-            throw new ParameterException(spec.commandLine(), "--rounds must be at least 1");
-        }
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        double load0 = BenchSupport.loadAverage();
-        Path policyDir = Files.createTempDirectory("parley-bench-policy-");
-        List<Run> runs = new ArrayList<>();
-        try {
-            Path policy = writePolicy(policyDir.resolve("policy.json"));
-            for (int r = 0; r < rounds; r++) {
-                boolean guardedFirst = r % 2 == 1;
-                for (int i = 0; i < 2; i++) {
-                    boolean guarded = guardedFirst == (i == 0);
-                    runs.add(run(guarded, policy, err, jfr == null ? null
-                            : Path.of(jfr + "-" + (runs.size() + 1) + (guarded ? "-guarded" : "-plain") + ".jfr")));
-                    Run last = runs.getLast();
-                    BenchSupport.progress(err, String.format(Locale.ROOT, "round %d %s: %,.0f sends/s, p99 %.2f ms",
-                            r + 1, guarded ? "guarded" : "plain", last.result().perSecond(), last.result().p99Ms()));
-                }
-            }
-        } finally {
-            BenchSupport.deleteTree(policyDir);
-        }
-        double load1 = BenchSupport.loadAverage();
+    Goal goal() {
+        return new Goal("costUnder10Percent", "target: cost < 10%", ratio -> ratio > 0.9);
+    }
 
-        double plainRate = meanRate(runs, false);
-        double guardedRate = meanRate(runs, true);
-        double ratio = guardedRate / plainRate;
-        Report report = new Report(String.format(Locale.ROOT,
-                "parley bench guarded: %d senders -> %d inboxes, %d-byte text + data, kind %s, warm-up %d s, window %d s, "
-                        + "%d rounds (plain and guarded alternating)", load.senders, targets.inboxes, load.size, KIND,
-                window.warmup, window.seconds, rounds));
-        for (int i = 0; i < runs.size(); i++) {
-            Run run = runs.get(i);
-            LoadResult lr = run.result();
-            report.row(String.format(Locale.ROOT, "run %d %s", i + 1, run.guarded() ? "guarded" : "plain"),
-                    "%,.0f sends/s, e2e p50 / p99 %.2f / %.2f ms, 202 p99 %.2f ms, errors %d, lost %d, "
-                            + "CPU %.0f%% (machine %.0f%%)",
-                    lr.perSecond(), lr.p50Ms(), lr.p99Ms(), BenchSupport.pct(lr.ack, 99), lr.errors, lr.lost,
-                    lr.cpuPercent, lr.machinePercent);
-        }
-        report.row("mean sends/s plain / guarded", "%,.0f / %,.0f", plainRate, guardedRate);
-        double plainCpu = meanCpuPerSend(runs, false);
-        double guardedCpu = meanCpuPerSend(runs, true);
-        report.row("mean CPU per send plain / guarded", "%.0f / %.0f us (hub + bench, +%.0f%%)", plainCpu, guardedCpu,
-                100 * (guardedCpu / plainCpu - 1));
-        report.row("ratio guarded / plain", "%.3f (cost %.1f%%; target: cost < 10%%)", ratio, 100 * (1 - ratio));
-        Map<String, Object> facts = runs.stream().filter(Run::guarded).findFirst().map(Run::hubFacts).orElse(Map.of());
+    @Override
+    String payload() {
+        return load.size + "-byte text + data, kind " + KIND;
+    }
+
+    @Override
+    Optional<String> kind() {
+        return Optional.of(KIND);
+    }
+
+    @Override
+    void shape(ParleyWorkload work) {
+        work.labels(INBOX_LABELS, SENDER_LABELS).payload(KIND, data());
+    }
+
+    @Override
+    void describe(Report report, List<Run> runs) {
+        Map<String, Object> facts = runs.stream().filter(r -> r.variant().equals("guarded")).findFirst()
+                .map(Run::facts).orElse(Map.of());
         report.row("guarded hub", "%s rules (policy %s), schema on %s, %s nodes with a limit of %s/s",
                 facts.get("rules"), facts.get("policyVersion"), KIND, facts.get("limitedNodes"), facts.get("nodeRate"));
         report.row("guarded: probes before the window", "%s", facts.get("probes"));
         report.row("guarded: in window rule denials / schema violations / 429s", "%s / %s / %s",
                 facts.get("policyDenials"), facts.get("schemaViolations"), facts.get("rateLimited"));
-        report.row("load average before / after", "%.2f / %.2f", load0, load1);
-
-        report.put("senders", load.senders).put("inboxes", targets.inboxes).put("size", load.size).put("kind", KIND)
-                .put("warmupSeconds", window.warmup).put("windowSeconds", window.seconds).put("rounds", rounds);
-        List<Map<String, Object>> each = new ArrayList<>();
-        for (Run run : runs) {
-            Map<String, Object> o = new LinkedHashMap<>();
-            o.put("variant", run.guarded() ? "guarded" : "plain");
-            o.putAll(run.result().summary());
-            o.put("acceptedTotal", run.result().acceptedTotal);
-            o.put("cpuPercent", BenchSupport.round(run.result().cpuPercent));
-            o.put("machineCpuPercent", BenchSupport.round(run.result().machinePercent));
-            o.put("meanCommitMs", run.hubFacts().get("meanCommitMs"));
-            o.put("cpuMicrosPerSend", BenchSupport.round(cpuPerSend(run.result())));
-            each.add(o);
-        }
-        report.put("runs", each);
-        report.put("plainPerSec", plainRate).put("guardedPerSec", guardedRate).put("ratio", ratio);
-        report.put("plainCpuMicrosPerSend", plainCpu).put("guardedCpuMicrosPerSend", guardedCpu);
         report.put("guardedHub", facts);
-        report.put("loadBefore", load0).put("loadAfter", load1).put("cores", Runtime.getRuntime().availableProcessors());
-        long lost = runs.stream().mapToLong(run -> run.result().lost).sum();
-        long errors = runs.stream().mapToLong(run -> run.result().errors).sum();
-        report.put("lost", lost).put("errors", errors);
-        Map<String, Object> goals = new LinkedHashMap<>();
-        goals.put("costUnder10Percent", ratio > 0.9);
-        report.json().put("goals", goals);
-        report.print(out, output.json);
-        boolean accepted = runs.stream().allMatch(run -> run.result().accepted > 0);
-        return lost == 0 && errors == 0 && accepted ? 0 : 1;
     }
 
-    private Run run(boolean guarded, Path policy, PrintWriter err, Path jfrFile) throws Exception {
-        try (BenchHub hub = guarded ? BenchHub.inProcess(c -> c.withPolicy(Optional.of(policy))) : BenchHub.inProcess();
-             ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err)) {
-            BenchSupport.progress(err, (guarded ? "guarded" : "plain") + ": hub at " + hub.url());
-            work.labels(INBOX_LABELS, SENDER_LABELS).payload(KIND, data());
-            work.createNodes(hub);
-            Map<String, Object> facts = new LinkedHashMap<>();
-            if (guarded) {
-                hub.callExpect(200, "PUT", "/v1/schemas/" + KIND, schema().toString());
-                List<String> all = new ArrayList<>(List.of(ParleyWorkload.LEAD));
-                all.addAll(List.of(work.inboxIds));
-                all.addAll(List.of(work.senderIds));
-                String limit = "{\"rate\": 100000, \"burst\": 200000}";
-                hub.forEach(all.size(), 4, (admin, i) -> {
-                    HttpConnection.Response res = admin.call("PUT", "/v1/nodes/" + all.get(i) + "/limits",
-                            hub.adminToken(), limit);
-                    if (res.status() != 200) {
-                        throw new IllegalStateException("PUT limits of " + all.get(i) + " answered " + res.status()
-                                + ": " + res.body());
-                    }
-                });
-                JsonNode active = BenchSupport.JSON.readTree(hub.callExpect(200, "GET", "/v1/policy", null));
-                facts.put("policyVersion", active.path("version").asText());
-                facts.put("rules", active.path("rules").size());
-                if (active.path("rules").size() != RULES.size()) {
-                    throw new IllegalStateException("the hub loaded " + active.path("rules").size() + " rules, not "
-                            + RULES.size() + ": " + active);
-                }
-                JsonNode check = BenchSupport.JSON.readTree(hub.callExpect(200, "POST", "/v1/policy/check",
-                        "{\"from\":\"" + work.senderIds[0] + "\",\"to\":\"" + work.inboxIds[0] + "\",\"kind\":\"" + KIND
-                                + "\",\"textSize\":" + load.size + "}"));
-                if (!"allow".equals(check.path("decision").asText())) {
-                    throw new IllegalStateException("the policy would refuse the bench traffic: " + check);
-                }
-                facts.put("limitedNodes", all.size());
-                facts.put("nodeRate", 100000);
-                facts.put("probes", probe(hub, work));
+    /**
+     * Puts the schema and a rate limit on every node in force, checks that the hub loaded every
+     * rule and that the policy allows the bench traffic, and probes the guards.
+     */
+    private void guard(BenchHub hub, ParleyWorkload work, Map<String, Object> facts) throws Exception {
+        hub.callExpect(200, "PUT", "/v1/schemas/" + KIND, schema().toString());
+        List<String> all = new ArrayList<>(List.of(ParleyWorkload.LEAD));
+        all.addAll(List.of(work.inboxIds));
+        all.addAll(List.of(work.senderIds));
+        String limit = "{\"rate\": 100000, \"burst\": 200000}";
+        hub.forEach(all.size(), 4, (admin, i) -> {
+            HttpConnection.Response res = admin.call("PUT", "/v1/nodes/" + all.get(i) + "/limits",
+                    hub.adminToken(), limit);
+            if (res.status() != 200) {
+                throw new IllegalStateException("PUT limits of " + all.get(i) + " answered " + res.status()
+                        + ": " + res.body());
             }
-            work.openStreams(hub.host(), hub.port());
-            Map<String, Double>[] edges = newEdges();
-            Machine.CpuSample[] cpu = new Machine.CpuSample[2];
-            LoadResult result;
-            try (BenchJfr recording = BenchJfr.start(jfrFile, err)) {
-                result = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> {
-                    edges[0] = hub.metrics();
-                    cpu[0] = Machine.CpuSample.now();
-                }, w1 -> {
-                    cpu[1] = Machine.CpuSample.now();
-                    edges[1] = hub.metrics();
-                });
-            }
-            result.cpuPercent = cpu[0].processPercentUntil(cpu[1]);
-            result.machinePercent = cpu[0].machinePercentUntil(cpu[1]);
-            if (guarded) { // in the measured window
-                facts.put("policyDenials", (long) deltaOrZero(edges, "parley_policy_decisions_total"));
-                facts.put("schemaViolations", (long) deltaOrZero(edges, "parley_schema_violations_total"));
-                facts.put("rateLimited", (long) deltaOrZero(edges, "parley_rate_limited_total"));
-                facts.put("policyRuleErrors", (long) deltaOrZero(edges, "parley_policy_rule_errors_total"));
-            }
-            facts.put("meanCommitMs", BenchSupport.round(1000.0
-                    * BenchSupport.delta(edges[0], edges[1], "parley_commit_latency_seconds_sum")
-                    / BenchSupport.delta(edges[0], edges[1], "parley_commit_latency_seconds_count")));
-            return new Run(guarded, result, facts);
+        });
+        JsonNode active = BenchSupport.JSON.readTree(hub.callExpect(200, "GET", "/v1/policy", null));
+        facts.put("policyVersion", active.path("version").asText());
+        facts.put("rules", active.path("rules").size());
+        if (active.path("rules").size() != RULES.size()) {
+            throw new IllegalStateException("the hub loaded " + active.path("rules").size() + " rules, not "
+                    + RULES.size() + ": " + active);
         }
-    }
-
-    private static double deltaOrZero(Map<String, Double>[] edges, String name) {
-        return edges[1].getOrDefault(name, 0.0) - edges[0].getOrDefault(name, 0.0);
+        JsonNode check = BenchSupport.JSON.readTree(hub.callExpect(200, "POST", "/v1/policy/check",
+                "{\"from\":\"" + work.senderIds[0] + "\",\"to\":\"" + work.inboxIds[0] + "\",\"kind\":\"" + KIND
+                        + "\",\"textSize\":" + load.size + "}"));
+        if (!"allow".equals(check.path("decision").asText())) {
+            throw new IllegalStateException("the policy would refuse the bench traffic: " + check);
+        }
+        facts.put("limitedNodes", all.size());
+        facts.put("nodeRate", 100000);
+        facts.put("probes", probe(hub, work));
     }
 
     /**
@@ -317,26 +239,6 @@ public final class BenchGuardedCommand implements Callable<Integer> {
         } finally {
             conn.close();
         }
-    }
-
-    /** CPU of this process (hub and bench client) per send accepted in the window, in microseconds. */
-    static double cpuPerSend(LoadResult r) {
-        return r.cpuPercent / 100.0 * Runtime.getRuntime().availableProcessors() * r.windowSeconds * 1e6 / r.accepted;
-    }
-
-    private static double meanCpuPerSend(List<Run> runs, boolean guarded) {
-        return runs.stream().filter(r -> r.guarded() == guarded).mapToDouble(r -> cpuPerSend(r.result())).average()
-                .orElse(Double.NaN);
-    }
-
-    private static double meanRate(List<Run> runs, boolean guarded) {
-        return runs.stream().filter(r -> r.guarded() == guarded).mapToDouble(r -> r.result().perSecond()).average()
-                .orElse(Double.NaN);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Double>[] newEdges() {
-        return new Map[] {Map.of(), Map.of()};
     }
 
     /** The data every send carries: a small order, valid under {@link #schema()}. */

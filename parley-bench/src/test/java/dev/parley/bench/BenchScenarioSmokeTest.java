@@ -9,9 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs the {@code replay}, {@code webhook}, {@code guarded} and {@code wake} bench scenarios in their quick
- * modes and asserts only correctness (every replay returned every envelope in order, every
- * webhook delivery arrived, the guarded run refused and lost nothing), never timing. The
+ * Runs the {@code replay}, {@code webhook}, {@code guarded}, {@code export} and {@code wake} bench scenarios in
+ * their quick modes and asserts only correctness (every replay returned every envelope in order, every
+ * webhook delivery arrived, the guarded run refused and lost nothing, the export run exported spans
+ * and lost nothing), never timing. The
  * figures are printed, so the test log shows the ratios. ({@code bench streams}, whose hub is
  * {@code parley serve} in a child process, is run by the parley-cli tests.)
  */
@@ -81,6 +82,30 @@ class BenchScenarioSmokeTest {
         assertEquals(0, hub.get("rateLimited").asLong(), run.context());
         assertEquals(0, hub.get("policyRuleErrors").asLong(), run.context());
         assertTrue(r.get("ratio").isNumber(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void exportQuickExportsSpansAndLosesNothing() throws Exception {
+        BenchRun run = BenchRun.bench("export", "--quick", "--json");
+        JsonNode r = run.result();
+        assertEquals(2, r.get("runs").size(), run.context());
+        assertEquals("off", r.get("runs").get(0).get("variant").asText(), "round 1 runs off first" + run.context());
+        assertEquals("on", r.get("runs").get(1).get("variant").asText(), run.context());
+        for (JsonNode each : r.get("runs")) {
+            assertTrue(each.get("accepted").asLong() > 0, "no send was accepted" + run.context());
+            assertEquals(0, each.get("lost").asLong(), run.context());
+            assertEquals(0, each.get("errors").asLong(), run.context());
+        }
+        JsonNode on = r.get("runs").get(1);
+        assertTrue(on.get("spansExported").asLong() > 0, "the on run exported no span in its window" + run.context());
+        assertTrue(on.get("sinkRequests").asLong() > 0, "the receiver got no export" + run.context());
+        assertTrue(on.get("sinkBytes").asLong() > 0, run.context());
+        assertEquals(0, on.get("exportFailures").asLong(), "the receiver answers every export 200" + run.context());
+        assertTrue(r.get("runs").get(0).path("spansExported").isMissingNode(), "off exports nothing" + run.context());
+        assertTrue(r.get("ratio").isNumber(), run.context());
+        assertTrue(r.get("goals").has("costAtMost5Percent"), run.context());
         assertEquals(0, run.code(), "exit code" + run.context());
     }
 }

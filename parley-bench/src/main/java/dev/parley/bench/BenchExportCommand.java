@@ -1,0 +1,161 @@
+package dev.parley.bench;
+
+import dev.parley.trace.export.OtlpSettings;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code parley bench export}: what exporting spans over OTLP/HTTP costs the send path. The
+ * {@code bench send} workload runs on fresh in-process hubs, alternating (off, on, on, off, …):
+ * <ul>
+ *   <li>off: no export endpoint (the hub has no exporter; checked: it renders no export metrics);</li>
+ *   <li>on: the hub exports to an {@link OtlpSink} in this JVM — a send and a commit span per
+ *       committed envelope and a deliver span per delivery, queued and posted in batches by the
+ *       hub's export thread.</li>
+ * </ul>
+ * The on runs' spans exported, dropped (queue full) and failed batches in the window come from
+ * the hub's metrics, the sink's requests and bytes from the sink. The ratio is on sends/s over
+ * off sends/s; an on run that exported nothing fails the bench, since it proved nothing.
+ */
+@Command(name = "export", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchExportCommand",
+        description = {"Measure the cost of exporting spans over OTLP/HTTP on durable sends.",
+                "",
+                "Runs the bench send workload on fresh in-process hubs, alternately without export and exporting "
+                        + "to an OTLP/HTTP receiver in this process, and prints sends/s, latency, CPU per send, the "
+                        + "spans exported and the ratio on/off. Exits 1 when a send was refused or lost, or when a "
+                        + "run with export on exported nothing."})
+public final class BenchExportCommand extends AlternatingBenchCommand {
+    private static final String EXPORTED = "parley_trace_spans_exported_total";
+    private static final String DROPPED = "parley_trace_spans_dropped_total";
+    private static final String FAILURES = "parley_trace_export_failures_total";
+    private static final String SINK_REQUESTS = "bench_otlp_sink_requests";
+    private static final String SINK_BYTES = "bench_otlp_sink_bytes";
+    /** Per on run: the figures of its window, in the order of the run's JSON. */
+    private static final List<String> WINDOW_FIGURES = List.of("spansExported", "spansDropped", "exportFailures",
+            "sinkRequests", "sinkBytes");
+
+    @Override
+    Variants variants() throws IOException {
+        OtlpSink sink = OtlpSink.start();
+        Variant off = new Variant() {
+            @Override
+            public String name() {
+                return "off";
+            }
+
+            @Override
+            public BenchHub startHub() throws IOException {
+                return BenchHub.inProcess();
+            }
+
+            @Override
+            public void prepare(BenchHub hub, ParleyWorkload work, Map<String, Object> facts) throws IOException {
+                if (hub.metrics().containsKey(EXPORTED)) {
+                    throw new IllegalStateException("the hub without an endpoint exports (it renders " + EXPORTED + ")");
+                }
+            }
+        };
+        Variant on = new Variant() {
+            @Override
+            public String name() {
+                return "on";
+            }
+
+            @Override
+            public BenchHub startHub() throws IOException {
+                return BenchHub.inProcess(c -> c.withExport(OtlpSettings.fromEnvironment(
+                        Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", sink.base()))));
+            }
+
+            @Override
+            public void prepare(BenchHub hub, ParleyWorkload work, Map<String, Object> facts) throws IOException {
+                if (!hub.metrics().containsKey(EXPORTED)) {
+                    throw new IllegalStateException("the hub given " + sink.base() + " does not export (no " + EXPORTED
+                            + " in its metrics)");
+                }
+            }
+
+            @Override
+            public Map<String, Double> counters() {
+                return Map.of(SINK_REQUESTS, (double) sink.requests(), SINK_BYTES, (double) sink.bytes());
+            }
+
+            @Override
+            public void measured(Window edges, Map<String, Object> facts) {
+                facts.put("spansExported", (long) edges.delta(EXPORTED));
+                facts.put("spansDropped", (long) edges.delta(DROPPED));
+                facts.put("exportFailures", (long) edges.delta(FAILURES));
+                facts.put("sinkRequests", (long) edges.delta(SINK_REQUESTS));
+                facts.put("sinkBytes", (long) edges.delta(SINK_BYTES));
+            }
+        };
+        return new Variants() {
+            @Override
+            public Variant base() {
+                return off;
+            }
+
+            @Override
+            public Variant candidate() {
+                return on;
+            }
+
+            @Override
+            public void close() {
+                sink.close();
+            }
+        };
+    }
+
+    @Override
+    Goal goal() {
+        return new Goal("costAtMost5Percent", "goal: cost <= 5%", ratio -> ratio >= 0.95);
+    }
+
+    @Override
+    void runRows(Report report, int n, Run run) {
+        super.runRows(report, n, run);
+        String cpu = String.format(Locale.ROOT, "%.0f us (hub + bench)", run.cpuPerSend());
+        if (!run.facts().containsKey("spansExported")) {
+            report.row(String.format(Locale.ROOT, "run %d %s: CPU per send", n, run.variant()), cpu);
+            return;
+        }
+        report.row(String.format(Locale.ROOT, "run %d %s: CPU per send; export", n, run.variant()),
+                "%s; spans exported / dropped %,d / %,d, failed batches %d; sink %,d requests, %,.1f MB",
+                cpu, figure(run, "spansExported"), figure(run, "spansDropped"), figure(run, "exportFailures"),
+                figure(run, "sinkRequests"), figure(run, "sinkBytes") / 1e6);
+    }
+
+    @Override
+    void runJson(Run run, Map<String, Object> json) {
+        WINDOW_FIGURES.stream().filter(run.facts()::containsKey).forEach(key -> json.put(key, run.facts().get(key)));
+    }
+
+    @Override
+    void describe(Report report, List<Run> runs) {
+        List<Run> on = runs.stream().filter(r -> r.facts().containsKey("spansExported")).toList();
+        Map<String, Object> totals = new LinkedHashMap<>();
+        WINDOW_FIGURES.forEach(key -> totals.put(key, on.stream().mapToLong(r -> figure(r, key)).sum()));
+        long accepted = on.stream().mapToLong(r -> r.result().accepted).sum();
+        double perSend = (long) totals.get("spansExported") / (double) accepted;
+        report.row("on: spans exported per send accepted", "%.2f (send, commit, deliver: 3; exports lag the "
+                + "window by up to a batch)", perSend);
+        report.row("on: spans dropped / failed batches", "%,d / %,d", totals.get("spansDropped"),
+                totals.get("exportFailures"));
+        totals.put("spansPerSend", BenchSupport.round(perSend));
+        report.put("export", totals);
+    }
+
+    @Override
+    boolean proven(Run run) {
+        return figure(run, "spansExported") > 0 && figure(run, "sinkRequests") > 0;
+    }
+
+    private static long figure(Run run, String key) {
+        return run.facts().get(key) instanceof Long value ? value : 0;
+    }
+}
