@@ -144,7 +144,7 @@ final class AgentRunner {
             events.subList(from, Math.min(events.size(), from + dev.parley.core.Traces.MAX_EVENTS_PER_CALL))
                     .forEach(event -> batch.add(TraceEvents.toJson(event)));
             try {
-                client.post(path, body);
+                retrying(path, body); // a repeat is safe: the hub takes an event it has once
             } catch (HubException e) {
                 note("the trace of turn " + turn + " was not stored: " + e.code() + ": " + e.getMessage());
                 return;
@@ -152,8 +152,10 @@ final class AgentRunner {
         }
     }
 
-    /** Replies; a reply the hub refuses (the policy, a limit) fails the envelope, so it is not run again. */
-    /** Replies under the turn's span ({@code traceparent}) when there is one. */
+    /**
+     * Replies, under the turn's span ({@code traceparent}) when there is one; a reply the hub
+     * refuses (the policy, a limit) fails the envelope, so it is not run again.
+     */
     private void reply(String at, String id, String text, Optional<String> traceparent) throws InterruptedException {
         try {
             retrying(traceparent.map(client::traced).orElse(client), at + "/reply",

@@ -8,7 +8,7 @@ package dev.parley.core;
 public interface Notifier {
     void committed(Envelope envelope);
 
-    /** {@code envelopes} were marked delivered to their receiver at {@code at} (each once: not again on a re-read). */
+    /** {@code envelopes} were marked delivered to their receiver at {@code at} (once per delivery attempt: a re-read is none). */
     default void delivered(java.util.List<Envelope> envelopes, java.time.Instant at) {
     }
 }

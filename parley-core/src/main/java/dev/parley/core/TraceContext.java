@@ -18,8 +18,6 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
      * environment carrier for {@code traceparent}): what it sends to the hub continues it.
      */
     public static final String VARIABLE = "TRACEPARENT";
-    private static final Pattern TRACE_ID = Pattern.compile("^[0-9a-f]{32}$");
-    private static final Pattern SPAN_ID = Pattern.compile("^[0-9a-f]{16}$");
     private static final Pattern TRACEPARENT = Pattern.compile("^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$");
     private static final String INVALID_TRACE = "0".repeat(32);
     private static final String INVALID_SPAN = "0".repeat(16);
@@ -28,7 +26,7 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
     private static final ThreadLocal<TraceContext> INCOMING = new ThreadLocal<>();
 
     public TraceContext {
-        if (!TRACE_ID.matcher(traceId).matches() || traceId.equals(INVALID_TRACE)) {
+        if (!hex(traceId, 32) || traceId.equals(INVALID_TRACE)) {
             throw new IllegalArgumentException("a trace id is 32 lowercase hex digits, not all zero");
         }
         if (!validSpan(spanId) || parentSpanId.isPresent() && !validSpan(parentSpanId.get())) {
@@ -51,14 +49,18 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
      * spans made after the fact (a commit, a delivery, a tool call) need not be stored to be found.
      */
     public TraceContext child(String name) {
-        try {
-            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest((spanId + "/" + name).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            digest[7] |= 1; // never all zero
-            return new TraceContext(traceId, HEX.formatHex(digest, 0, 8), Optional.of(spanId));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
+        // a 64-bit mix (splitmix64's finalizer over each char): ids to tell spans apart, not a secret
+        long h = Long.parseUnsignedLong(spanId, 16);
+        for (int i = 0; i < name.length(); i++) {
+            h = mix(h ^ name.charAt(i));
         }
+        return new TraceContext(traceId, HEX.toHexDigits(mix(h) | 1), Optional.of(spanId)); // never all zero
+    }
+
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
     }
 
     /**
@@ -88,19 +90,26 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
         return traceId + ":" + spanId + parentSpanId.map(p -> ":" + p).orElse("");
     }
 
-    /** Reads {@link #stored()}; an envelope stored before traces were kept gets {@link #derived}. */
+    /**
+     * Reads {@link #stored()}. An envelope stored before traces were kept, or one whose context
+     * came malformed (from a peer gateway), gets {@link #derived}: its place in a trace is never
+     * a reason to lose it.
+     */
     public static TraceContext fromStored(String stored, String envelopeId) {
-        if (stored == null) {
-            return derived(envelopeId);
+        if (stored != null) {
+            String[] parts = stored.split(":", -1);
+            if ((parts.length == 2 || parts.length == 3) && hex(parts[0], 32) && !parts[0].equals(INVALID_TRACE)
+                    && validSpan(parts[1]) && (parts.length == 2 || validSpan(parts[2]))) {
+                return new TraceContext(parts[0], parts[1], parts.length == 3 ? Optional.of(parts[2]) : Optional.empty());
+            }
         }
-        String[] parts = stored.split(":", 3);
-        return new TraceContext(parts[0], parts[1], parts.length == 3 ? Optional.of(parts[2]) : Optional.empty());
+        return derived(envelopeId);
     }
 
     /** A context made from an envelope id, stable across reads, for envelopes that never had one. */
     public static TraceContext derived(String envelopeId) {
         String hex = envelopeId.replace("-", "").toLowerCase(java.util.Locale.ROOT);
-        if (!TRACE_ID.matcher(hex).matches() || hex.equals(INVALID_TRACE) || !validSpan(hex.substring(16))) {
+        if (!hex(hex, 32) || hex.equals(INVALID_TRACE) || !validSpan(hex.substring(16))) {
             hex = HEX.formatHex(java.nio.ByteBuffer.allocate(16).putLong(envelopeId.hashCode() | 1L)
                     .putLong(envelopeId.length() | 1L << 40).array());
         }
@@ -149,7 +158,21 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
     }
 
     private static boolean validSpan(String span) {
-        return SPAN_ID.matcher(span).matches() && !span.equals(INVALID_SPAN);
+        return hex(span, 16) && !span.equals(INVALID_SPAN);
+    }
+
+    /** Exactly {@code length} lowercase hex digits (a loop: this runs for every envelope, twice). */
+    private static boolean hex(String s, int length) {
+        if (s == null || s.length() != length) {
+            return false;
+        }
+        for (int i = 0; i < length; i++) {
+            char c = s.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String random(int bytes) {

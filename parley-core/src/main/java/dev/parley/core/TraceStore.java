@@ -19,6 +19,6 @@ public interface TraceStore {
     /** Every event of a turn, in order. */
     List<Turn.Event> events(NodeId node, String turnId);
 
-    /** The turns of a trace, oldest first, at most {@code limit}. */
-    List<Turn> turnsOfTrace(String traceId, int limit);
+    /** The turns of a trace, of {@code owners} only when given, oldest first, at most {@code limit}. */
+    List<Turn> turnsOfTrace(String traceId, Optional<java.util.Set<NodeId>> owners, int limit);
 }

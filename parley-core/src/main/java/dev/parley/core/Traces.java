@@ -10,6 +10,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 
 /**
@@ -22,14 +24,21 @@ import java.util.regex.Pattern;
 public final class Traces {
     public static final int MAX_EVENTS_PER_CALL = 500;
     public static final int MAX_EVENTS_PER_TURN = 10_000;
-    /** Most turns one trace query returns. */
-    public static final int MAX_TURNS = 1_000;
+    /** Most characters of events (their JSON) one turn holds. */
+    public static final long MAX_TURN_CHARS = 2L * 1024 * 1024;
+    /** Most turns one trace query answers. */
+    public static final int MAX_TURNS = 100;
+    /** Most characters of events one trace query answers; the turns past it come without their events. */
+    public static final long MAX_ANSWER_CHARS = 16L * 1024 * 1024;
+    /** Turns recorded at once are checked and appended under one of these locks, by node and turn. */
+    private static final int STRIPES = 64;
     /**
      * A turn's span is the span named {@code turn/<turn id>} under its envelope's
      * ({@link TraceContext#child(String)}): a runner knows it before it records anything, and
      * hands it to what the turn runs (a {@code TRACEPARENT} variable), whose sends then join it.
      */
     public static final String TURN_SPAN = "turn/";
+    private static final Logger LOG = Logger.getLogger(Traces.class.getName());
     private static final Pattern TURN_ID = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
     private static final Pattern ADAPTER = Pattern.compile("^[a-z][a-z0-9_-]{0,31}$");
 
@@ -38,6 +47,13 @@ public final class Traces {
     private final TraceStore store;
     private final InstantSource clock;
     private final List<Consumer<Turn.WithEvents>> ended = new CopyOnWriteArrayList<>();
+    private final Object[] stripes = new Object[STRIPES];
+
+    {
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new Object();
+        }
+    }
 
     public Traces(Graph graph, EventStore envelopes, TraceStore store, InstantSource clock) {
         this.graph = graph;
@@ -50,6 +66,10 @@ public final class Traces {
     public record Recorded(Turn turn, int accepted) {
     }
 
+    /** A trace as a caller sees it: its turns, and whether some were left out (too many, too large). */
+    public record View(String traceId, List<Turn.WithEvents> turns, boolean truncated) {
+    }
+
     /** Calls {@code listener} with each turn when its stop event is recorded. */
     public void onTurnEnded(Consumer<Turn.WithEvents> listener) {
         ended.add(listener);
@@ -59,8 +79,8 @@ public final class Traces {
      * Records {@code events} of the caller's turn {@code turnId} on envelope {@code envelopeId}
      * (one the caller received), starting the turn on its first call.
      */
-    public synchronized Recorded record(Principal caller, String turnId, String envelopeId, String adapter,
-                                        List<Turn.Event> events) {
+    public Recorded record(Principal caller, String turnId, String envelopeId, String adapter,
+                           List<Turn.Event> events) {
         Node node = caller.actingNode(graph, "record a trace");
         if (!TURN_ID.matcher(turnId).matches()) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST,
@@ -78,6 +98,26 @@ public final class Traces {
             throw new ParleyException(ErrorCode.FORBIDDEN, "a turn works an envelope its node received; "
                     + envelopeId + " went to " + worked.envelope().to());
         }
+        Recorded recorded;
+        // the check of what the turn has and the append go together, for this turn only
+        synchronized (stripes[Math.floorMod((node.id().value() + "/" + turnId).hashCode(), STRIPES)]) {
+            recorded = append(node, turnId, worked, adapter, events);
+        }
+        if (recorded.accepted() > 0 && recorded.turn().stoppedAt().isPresent()) {
+            Turn.WithEvents whole = new Turn.WithEvents(recorded.turn(), store.events(node.id(), turnId));
+            for (Consumer<Turn.WithEvents> listener : ended) {
+                try {
+                    listener.accept(whole);
+                } catch (RuntimeException e) { // recorded all the same: a listener's failure is its own
+                    LOG.log(Level.WARNING, "a listener failed on the end of turn " + turnId + " of " + node.id(), e);
+                }
+            }
+        }
+        return recorded;
+    }
+
+    private Recorded append(Node node, String turnId, MessageRecord worked, String adapter, List<Turn.Event> events) {
+        String envelopeId = worked.envelope().id();
         Optional<Turn> existing = store.turn(node.id(), turnId);
         if (existing.isPresent() && !existing.get().envelopeId().equals(envelopeId)) {
             throw new ParleyException(ErrorCode.TURN_CONFLICT, "turn " + turnId + " works envelope "
@@ -89,7 +129,7 @@ public final class Traces {
         }
         List<Turn.Event> fresh = unseen(node.id(), turnId, events);
         Turn turn = existing.orElseGet(() -> new Turn(node.id(), turnId, envelopeId, adapter,
-                worked.envelope().trace().context().child(TURN_SPAN + turnId), clock.instant(), Optional.empty(), 0));
+                worked.envelope().trace().context().child(TURN_SPAN + turnId), clock.instant(), Optional.empty(), 0, 0));
         if (fresh.isEmpty() && existing.isPresent()) {
             return new Recorded(turn, 0);
         }
@@ -99,6 +139,11 @@ public final class Traces {
         if (turn.events() + fresh.size() > MAX_EVENTS_PER_TURN) {
             throw new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "a turn holds at most " + MAX_EVENTS_PER_TURN
                     + " events");
+        }
+        long chars = turn.chars() + fresh.stream().mapToLong(e -> e.json().length()).sum();
+        if (chars > MAX_TURN_CHARS) {
+            throw new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "a turn holds at most " + MAX_TURN_CHARS
+                    + " characters of events; these would make it " + chars);
         }
         Optional<java.time.Instant> stopped = Optional.empty();
         for (int k = 0; k < fresh.size(); k++) {
@@ -111,12 +156,8 @@ public final class Traces {
             }
         }
         Turn updated = new Turn(turn.node(), turn.id(), turn.envelopeId(), turn.adapter(), turn.context(),
-                turn.startedAt(), stopped, turn.events() + fresh.size());
+                turn.startedAt(), stopped, turn.events() + fresh.size(), chars);
         store.append(updated, existing.isEmpty(), fresh);
-        if (stopped.isPresent()) {
-            Turn.WithEvents whole = new Turn.WithEvents(updated, store.events(node.id(), turnId));
-            ended.forEach(listener -> listener.accept(whole));
-        }
         return new Recorded(updated, fresh.size());
     }
 
@@ -144,28 +185,52 @@ public final class Traces {
     }
 
     /** The turns of trace {@code traceId} the caller may see, with their events. */
-    public List<Turn.WithEvents> trace(Principal caller, String traceId) {
-        List<Turn.WithEvents> seen = store.turnsOfTrace(traceId, MAX_TURNS).stream().filter(t -> sees(caller, t.node()))
-                .map(t -> new Turn.WithEvents(t, store.events(t.node(), t.id()))).toList();
-        if (seen.isEmpty()) {
+    public View trace(Principal caller, String traceId) {
+        View view = view(caller, traceId);
+        if (view.turns().isEmpty()) {
             throw new ParleyException(ErrorCode.TRACE_NOT_FOUND, "no trace " + traceId + " with turns you may see");
         }
-        return seen;
+        return view;
     }
 
     /**
-     * The trace of envelope {@code envelopeId}: its trace id and the turns of that trace the
-     * caller may see (none yet is an empty list). The caller sees the envelope as a party, or
-     * as the parent of a party, or as the admin.
+     * The trace of envelope {@code envelopeId}: its turns the caller may see (none yet: an
+     * empty list). The caller sees the envelope as a party, the parent of a party, or the admin.
      */
-    public Map.Entry<String, List<Turn.WithEvents>> ofMessage(Principal caller, String envelopeId) {
+    public View ofMessage(Principal caller, String envelopeId) {
         MessageRecord record = envelopes.message(envelopeId).filter(r -> sees(caller, r.envelope().from())
                 || sees(caller, r.envelope().to())).orElseThrow(() -> Messages.notFound(envelopeId));
-        String traceId = record.envelope().trace().context().traceId();
-        List<Turn.WithEvents> turns = store.turnsOfTrace(traceId, MAX_TURNS).stream()
-                .filter(t -> sees(caller, t.node()))
-                .map(t -> new Turn.WithEvents(t, store.events(t.node(), t.id()))).toList();
-        return Map.entry(traceId, turns);
+        return view(caller, record.envelope().trace().context().traceId());
+    }
+
+    /**
+     * The visible turns of a trace, oldest first: chosen among the caller's own (its node and
+     * its children; the admin's: all) before any limit, so turns of others in the same trace
+     * never push them out; at most {@link #MAX_TURNS}, their events while the answer stays
+     * within {@link #MAX_ANSWER_CHARS}.
+     */
+    private View view(Principal caller, String traceId) {
+        Optional<Set<NodeId>> owners = switch (caller) {
+            case Principal.Admin a -> Optional.empty();
+            case Principal.Caller c -> {
+                Set<NodeId> own = new HashSet<>(graph.children(c.id()));
+                own.add(c.id());
+                yield Optional.of(own);
+            }
+        };
+        List<Turn> turns = store.turnsOfTrace(traceId, owners, MAX_TURNS + 1);
+        boolean truncated = turns.size() > MAX_TURNS;
+        List<Turn.WithEvents> out = new ArrayList<>();
+        long chars = 0;
+        for (Turn turn : turns.subList(0, Math.min(turns.size(), MAX_TURNS))) {
+            chars += turn.chars();
+            if (chars > MAX_ANSWER_CHARS) {
+                truncated = true;
+                break;
+            }
+            out.add(new Turn.WithEvents(turn, store.events(turn.node(), turn.id())));
+        }
+        return new View(traceId, out, truncated);
     }
 
     /** A node's turns are seen by it, its parent and the admin. */

@@ -74,6 +74,9 @@ public final class ChannelTools {
                             prop("input", "object", "The tool's input."),
                             prop("tool_use_id", "string", "The id of the tool use."))));
 
+    private static final java.util.regex.Pattern TRACEPARENT =
+            java.util.regex.Pattern.compile("^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$");
+
     private final HubPort hub;
 
     public ChannelTools(HubPort hub) {
@@ -96,7 +99,9 @@ public final class ChannelTools {
     /** Runs one tool under the caller's span when the call's {@code _meta} has a {@code traceparent}. */
     public ToolResult call(String name, JsonNode arguments, JsonNode meta) {
         String traceparent = meta == null ? "" : meta.path("traceparent").asText("");
-        return traceparent.isEmpty() ? run(name, arguments) : new ChannelTools(hub.traced(traceparent)).run(name, arguments);
+        // a malformed one is ignored, as W3C says (and never reaches an HTTP header)
+        return TRACEPARENT.matcher(traceparent).matches()
+                ? new ChannelTools(hub.traced(traceparent)).run(name, arguments) : run(name, arguments);
     }
 
     private ToolResult run(String name, JsonNode arguments) {

@@ -54,9 +54,9 @@ final class Ledger {
 
     /**
      * Marks envelopes delivered (first delivery, or again after a redelivery) and, with
-     * {@code redeliverAfter}, schedules the check that they were acked in time.
+     * {@code redeliverAfter}, schedules the check that they were acked in time. Returns those it
+     * marked (not those marked already), which the caller announces ({@link Writer.Tx#delivered}).
      */
-    /** Marks what was not yet delivered; returns those, which the caller announces ({@link Writer.Tx#delivered}). */
     static List<Envelope> markDelivered(Statements statements, List<Envelope> delivered, Instant at,
                                         Optional<Duration> redeliverAfter) throws SQLException {
         var update = statements.get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("

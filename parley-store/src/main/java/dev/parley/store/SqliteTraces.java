@@ -11,11 +11,14 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /** {@link TraceStore} on the hub's SQLite file: tables {@code turns} and {@code trace_events}. */
 public final class SqliteTraces implements TraceStore {
     private static final String TURN_COLUMNS = "node, id, envelope_id, adapter, trace_id, span_id, parent_span,"
-            + " started_at, stopped_at, events";
+            + " started_at, stopped_at, events, chars";
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
     private final Writer writer;
     private final ReadPool readers;
@@ -42,7 +45,7 @@ public final class SqliteTraces implements TraceStore {
         writer.submit(tx -> {
             var s = tx.statements();
             if (isNew) {
-                var insert = s.get("INSERT INTO turns (" + TURN_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                var insert = s.get("INSERT INTO turns (" + TURN_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
                 insert.setString(1, turn.node().value());
                 insert.setString(2, turn.id());
                 insert.setString(3, turn.envelopeId());
@@ -53,13 +56,15 @@ public final class SqliteTraces implements TraceStore {
                 insert.setLong(8, turn.startedAt().toEpochMilli());
                 Rows.setNullableMillis(insert, 9, turn.stoppedAt());
                 insert.setInt(10, turn.events());
+                insert.setLong(11, turn.chars());
                 insert.executeUpdate();
             } else {
-                var update = s.get("UPDATE turns SET stopped_at = ?, events = ? WHERE node = ? AND id = ?");
+                var update = s.get("UPDATE turns SET stopped_at = ?, events = ?, chars = ? WHERE node = ? AND id = ?");
                 Rows.setNullableMillis(update, 1, turn.stoppedAt());
                 update.setInt(2, turn.events());
-                update.setString(3, turn.node().value());
-                update.setString(4, turn.id());
+                update.setLong(3, turn.chars());
+                update.setString(4, turn.node().value());
+                update.setString(5, turn.id());
                 update.executeUpdate();
             }
             var insert = s.get("INSERT INTO trace_events (node, turn, seq, id, type, at, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -117,12 +122,18 @@ public final class SqliteTraces implements TraceStore {
     }
 
     @Override
-    public List<Turn> turnsOfTrace(String traceId, int limit) {
+    public List<Turn> turnsOfTrace(String traceId, Optional<Set<NodeId>> owners, int limit) {
+        String among = owners.map(o -> {
+            var array = JSON.createArrayNode();
+            o.forEach(node -> array.add(node.value()));
+            return array.toString();
+        }).orElse(null);
         return readers.read(s -> {
-            var select = s.get("SELECT " + TURN_COLUMNS + " FROM turns WHERE trace_id = ? ORDER BY started_at, node, id"
-                    + " LIMIT ?");
+            var select = s.get("SELECT " + TURN_COLUMNS + " FROM turns WHERE trace_id = ?1 AND (?2 IS NULL"
+                    + " OR node IN (SELECT value FROM json_each(?2))) ORDER BY started_at, node, id LIMIT ?3");
             select.setString(1, traceId);
-            select.setInt(2, limit);
+            select.setString(2, among);
+            select.setInt(3, limit);
             List<Turn> out = new ArrayList<>();
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {
@@ -138,7 +149,7 @@ public final class SqliteTraces implements TraceStore {
         Optional<Instant> stoppedAt = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(stopped));
         return new Turn(new NodeId(rs.getString(1)), rs.getString(2), rs.getString(3), rs.getString(4),
                 new TraceContext(rs.getString(5), rs.getString(6), Optional.ofNullable(rs.getString(7))),
-                Instant.ofEpochMilli(rs.getLong(8)), stoppedAt, rs.getInt(10));
+                Instant.ofEpochMilli(rs.getLong(8)), stoppedAt, rs.getInt(10), rs.getLong(11));
     }
 
     private static Turn.Event event(ResultSet rs) throws SQLException {

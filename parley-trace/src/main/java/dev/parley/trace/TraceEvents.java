@@ -21,6 +21,8 @@ import java.util.function.Function;
 public final class TraceEvents {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> COMMON = Set.of("type", "id", "parentId", "at");
+    private static final Instant EARLIEST = Instant.EPOCH;
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     private TraceEvents() {
     }
@@ -154,8 +156,8 @@ public final class TraceEvents {
         if (value == null || value.isNull()) {
             return Optional.empty();
         }
-        if (!value.isNumber()) {
-            throw new TraceFormatException("costUsd: a number");
+        if (!value.isNumber() || value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+            throw new TraceFormatException("costUsd: a finite number");
         }
         return Optional.of(value.decimalValue());
     }
@@ -163,7 +165,11 @@ public final class TraceEvents {
     private static Instant instant(JsonNode in) {
         String at = text(in, "at");
         try {
-            return java.time.OffsetDateTime.parse(at).toInstant();
+            Instant parsed = java.time.OffsetDateTime.parse(at).toInstant();
+            if (parsed.isBefore(EARLIEST) || parsed.isAfter(LATEST)) {
+                throw new TraceFormatException("at: a time between 1970 and 9999 (got \"" + at + "\")");
+            }
+            return parsed;
         } catch (DateTimeParseException e) {
             throw new TraceFormatException("at: an RFC 3339 time such as 2026-11-25T09:00:00Z (got \"" + at + "\")");
         }

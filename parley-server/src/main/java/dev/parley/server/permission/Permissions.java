@@ -34,6 +34,7 @@ import dev.parley.trace.permission.Decision;
 import dev.parley.trace.permission.PermissionAsk;
 import dev.parley.trace.permission.PermissionMediator;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -123,6 +124,9 @@ public final class Permissions {
             throw Body.invalid("timeoutMs must be between 1 and " + MAX_TIMEOUT_MS + " (10 minutes)");
         }
         Optional<NodeId> approver = body.nodeId("approver").or(node::parent);
+        if (approver.isPresent() && approver.get().equals(node.id())) {
+            throw Body.invalid("approver: a node does not approve its own requests; name its parent or a person");
+        }
         PermissionAsk ask = new PermissionAsk(requestId, node.id().value(), tool, kind, input);
 
         List<Decider> deciders = new ArrayList<>();
@@ -169,16 +173,15 @@ public final class Permissions {
 
     /** The kind the body names, else the agent's own or its adapter's for the tool, else other. */
     private static ToolKind kind(Body body, String tool, AgentSpec.ToolKindOverrides own) {
-        Optional<String> named = body.string("kind");
-        if (named.isPresent()) {
-            return ToolKind.parse(named.get()).orElseThrow(() -> Body.invalid("kind must be one of "
-                    + java.util.Arrays.stream(ToolKind.values()).map(ToolKind::wire).toList()));
-        }
+        Optional<ToolKind> named = body.string("kind").map(k -> ToolKind.parse(k).orElseThrow(() -> Body.invalid(
+                "kind must be one of " + java.util.Arrays.stream(ToolKind.values()).map(ToolKind::wire).toList())));
         Optional<String> adapter = body.string("adapter");
         if (adapter.isPresent() && !ToolKinds.ADAPTERS.contains(adapter.get())) {
             throw Body.invalid("adapter must be one of " + ToolKinds.ADAPTERS);
         }
-        return ToolKinds.builtIn().resolve(adapter.orElse(""), own.kinds(), tool); // no adapter: no table
+        // what the hub knows of the tool wins: a caller naming Bash "read" does not get past a rule on execute
+        ToolKind known = ToolKinds.builtIn().resolve(adapter.orElse(""), own.kinds(), tool); // no adapter: no table
+        return known == ToolKind.OTHER ? named.orElse(ToolKind.OTHER) : known;
     }
 
     /**
@@ -198,8 +201,8 @@ public final class Permissions {
                 + "\ninput: " + abbreviated(ask.input().toString())
                 + "\nReply to this message with allow or deny (request " + ask.requestId() + ").";
         Payload payload = new Payload(Optional.of(text), Optional.of(new JsonText(new String(Json.bytes(data),
-                java.nio.charset.StandardCharsets.UTF_8))), Optional.empty(), Optional.empty(),
-                Optional.of("permission:" + ask.requestId()), Map.of());
+                StandardCharsets.UTF_8))), Optional.empty(), Optional.empty(),
+                Optional.of(questionId(ask)), Map.of());
         NodeId asking = NodeId.of(ask.node());
         if (pending.merge(asking, 1, Integer::sum) > MAX_PENDING_PER_NODE) {
             release(asking);
@@ -212,6 +215,21 @@ public final class Permissions {
             return waiters.await(sent.envelope().id(), timeout).map(Permissions::answer);
         } finally {
             release(asking);
+        }
+    }
+
+    /**
+     * The question's messageId: the same for the same request asked again (a retry after a
+     * restart finds the question and its answer), another for a request id reused for another
+     * tool or input, which must never inherit the answer given before.
+     */
+    private static String questionId(PermissionAsk ask) {
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest((ask.requestId() + "\n"
+                    + ask.tool() + "\n" + ask.kind().wire() + "\n" + ask.input()).getBytes(StandardCharsets.UTF_8));
+            return "permission:" + java.util.HexFormat.of().formatHex(digest, 0, 16);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
         }
     }
 

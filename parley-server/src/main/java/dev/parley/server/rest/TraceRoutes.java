@@ -18,7 +18,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -69,18 +68,17 @@ public final class TraceRoutes {
         if (!TRACE_ID.matcher(id).matches()) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "a trace id is 32 lowercase hex digits");
         }
-        ex.json(200, view(id, traces.trace(caller, id)));
+        ex.json(200, view(traces.trace(caller, id)));
     }
 
     private void ofMessage(Exchange ex) {
-        Map.Entry<String, List<Turn.WithEvents>> trace = traces.ofMessage(ex.caller(), ex.path("id"));
-        ex.json(200, view(trace.getKey(), trace.getValue()));
+        ex.json(200, view(traces.ofMessage(ex.caller(), ex.path("id"))));
     }
 
-    private static ObjectNode view(String traceId, List<Turn.WithEvents> turns) {
-        ObjectNode out = Json.object().put("traceId", traceId);
+    private static ObjectNode view(Traces.View trace) {
+        ObjectNode out = Json.object().put("traceId", trace.traceId());
         ArrayNode items = out.putArray("turns");
-        for (Turn.WithEvents whole : turns) {
+        for (Turn.WithEvents whole : trace.turns()) {
             Turn turn = whole.turn();
             ObjectNode item = items.addObject().put("turn", turn.id()).put("node", turn.node().value())
                     .put("envelope", turn.envelopeId()).put("adapter", turn.adapter())
@@ -90,6 +88,7 @@ public final class TraceRoutes {
             ArrayNode events = item.putArray("events");
             whole.events().forEach(e -> events.add(tree(e.json())));
         }
+        out.put("truncated", trace.truncated());
         return out;
     }
 

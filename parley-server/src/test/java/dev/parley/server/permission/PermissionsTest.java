@@ -135,6 +135,20 @@ class PermissionsTest {
 
         // Asked again with the same request id (a client retrying after a hub restart): the answer given stands.
         decided(ask(w1, "requestId", "ask-1", "timeoutMs", 1), "allow", "node:lead");
+        // The same request id for another input (Claude Code's short ids repeat) is a new question: never the old answer.
+        decided(ask(w1, "requestId", "ask-1", "input", Map.of("command", "make deploy"), "timeoutMs", 300), "deny",
+                "timeout");
+    }
+
+    @Test
+    void whatTheHubKnowsOfAToolWinsOverTheKindTheCallerNamesAndNoNodeApprovesItself() throws IOException {
+        start();
+        Resp named = ask(w1, "tool", "Bash", "adapter", "claude-code", "kind", "read", "timeoutMs", 300);
+        assertEquals("execute", named.text("kind"), named::toString);
+        decided(named, "deny", "timeout"); // not allowed by reads-are-fine: lead was asked and said nothing
+        Resp unknown = ask(w1, "tool", "mcp__notes__lookup", "adapter", "claude-code", "kind", "read");
+        decided(unknown, "allow", "policy:reads-are-fine"); // a tool the hub does not know: the caller's kind
+        assertError(ask(w1, "approver", "w1"), 400, "invalid_request");
     }
 
     @Test

@@ -117,6 +117,12 @@ class TracesTest {
                     "message_not_found");
             assertError(hub.post(w1, "/v1/traces/t1/events", obj("envelope", sentId, "adapter", "echo")), 400,
                     "invalid_request");
+            assertError(hub.request("POST", "/v1/traces/t1/events", w1, ("{\"envelope\":\"" + sentId
+                    + "\",\"adapter\":\"echo\",\"events\":[{\"type\":\"usage\",\"id\":\"e1\",\"at\":"
+                    + "\"2026-11-25T09:00:00Z\",\"costUsd\":1e400}]}").getBytes(StandardCharsets.UTF_8), Map.of()), 400,
+                    "invalid_request");
+            assertError(record(hub, w1, "t1", sentId, events(base("thought", "e1").put("at", "+999999999-12-31T23:59:59Z")
+                    .put("text", "far"))), 400, "invalid_request");
 
             assertEquals(1, record(hub, w1, "t1", sentId, events(message("e1", "user", "x"))).num("accepted"));
             assertEquals(0, record(hub, w1, "t1", sentId, events(message("e1", "user", "x"))).num("accepted"),
@@ -133,6 +139,29 @@ class TracesTest {
             }
             assertError(record(hub, w1, "t2", sentId, many), 413, "payload_too_large");
             assertError(hub.get(lead, "/v1/traces/NOT-HEX"), 400, "invalid_request");
+        }
+    }
+
+    @Test
+    void turnsOfOthersInATraceNeverPushANodesOwnOutOfItsView() {
+        try (HubFixture hub = HubFixture.start(dataDir)) {
+            String lead = hub.createNode("lead", null);
+            String w1 = hub.createNodeResp(lead, "w1", "lead").text("token");
+            String intruder = hub.createNode("intruder", null);
+            String traceparent = "00-" + TRACE + "-" + CALLER_SPAN + "-01";
+            String mine = send(hub, lead, "w1", "work", traceparent).text("id");
+            // a stranger joins the trace (any caller may name it) and floods it with turns first
+            String own = send(hub, intruder, "intruder", "noise", traceparent).text("id");
+            for (int k = 0; k <= 100; k++) {
+                assertStatus(200, record(hub, intruder, "n" + k, own, events(stop("e1"))));
+            }
+            assertStatus(200, record(hub, w1, "t1", mine, events(message("e1", "user", "work"), stop("e2"))));
+            Resp seen = hub.get(lead, "/v1/traces/" + TRACE);
+            assertEquals(List.of("w1"), seen.get("turns").findValuesAsText("node"));
+            assertEquals(false, seen.get("truncated").asBoolean());
+            Resp flooded = hub.get(intruder, "/v1/traces/" + TRACE);
+            assertEquals(100, flooded.get("turns").size(), "at most 100 turns an answer");
+            assertEquals(true, flooded.get("truncated").asBoolean());
         }
     }
 

@@ -16,6 +16,7 @@ CREATE TABLE turns (
     started_at  INTEGER NOT NULL,
     stopped_at  INTEGER,
     events      INTEGER NOT NULL,
+    chars       INTEGER NOT NULL,
     PRIMARY KEY (node, id)
 ) WITHOUT ROWID;
 CREATE INDEX turns_by_trace ON turns (trace_id, started_at);

@@ -173,8 +173,9 @@ public final class ClaudeCodeAdapter {
     private void result(JsonNode line, List<TraceEvent> made) {
         result = line;
         JsonNode usage = line.path("usage");
-        Optional<BigDecimal> cost = line.path("total_cost_usd").isNumber()
-                ? Optional.of(line.get("total_cost_usd").decimalValue()) : Optional.empty();
+        JsonNode total = line.path("total_cost_usd");
+        Optional<BigDecimal> cost = total.isNumber() && Double.isFinite(total.doubleValue())
+                ? Optional.of(total.decimalValue()) : Optional.empty();
         made.add(trace.usage(model, count(usage, "input_tokens"), count(usage, "output_tokens"),
                 count(usage, "cache_read_input_tokens"), count(usage, "cache_creation_input_tokens"),
                 cost.filter(c -> c.signum() >= 0)));
