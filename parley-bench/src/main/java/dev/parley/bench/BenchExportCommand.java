@@ -38,8 +38,16 @@ public final class BenchExportCommand extends AlternatingBenchCommand {
     private static final List<String> WINDOW_FIGURES = List.of("spansExported", "spansDropped", "exportFailures",
             "sinkRequests", "sinkBytes");
 
+    @picocli.CommandLine.Option(names = "--sample-ratio", paramLabel = "R", defaultValue = "1",
+            description = "The share of traces the hub exports in the on runs, as OTEL_TRACES_SAMPLER=traceidratio "
+                    + "with OTEL_TRACES_SAMPLER_ARG=R would set it (default: ${DEFAULT-VALUE}, every trace).")
+    double sampleRatio;
+
     @Override
     Variants variants() throws IOException {
+        if (!(sampleRatio > 0 && sampleRatio <= 1)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--sample-ratio is above 0, at most 1");
+        }
         OtlpSink sink = OtlpSink.start();
         Variant off = new Variant() {
             @Override
@@ -68,7 +76,8 @@ public final class BenchExportCommand extends AlternatingBenchCommand {
             @Override
             public BenchHub startHub() throws IOException {
                 return BenchHub.inProcess(c -> c.withExport(OtlpSettings.fromEnvironment(
-                        Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", sink.base()))));
+                        Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", sink.base(), "OTEL_TRACES_SAMPLER", "traceidratio",
+                                "OTEL_TRACES_SAMPLER_ARG", Double.toString(sampleRatio)))));
             }
 
             @Override

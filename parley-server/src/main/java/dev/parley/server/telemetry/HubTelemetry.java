@@ -36,18 +36,20 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(HubTelemetry.class.getName());
 
     private final OtlpTraceExport export;
+    private final OtlpSettings settings;
     private final InstantSource clock;
     /** How long the last group commit took; written and read on the store's writer thread only. */
     private long commitNanos;
 
-    private HubTelemetry(OtlpTraceExport export, InstantSource clock) {
+    private HubTelemetry(OtlpTraceExport export, OtlpSettings settings, InstantSource clock) {
         this.export = export;
+        this.settings = settings;
         this.clock = clock;
     }
 
     /** The telemetry {@code settings} ask for: none when export is off. */
     public static Optional<HubTelemetry> start(OtlpSettings settings, InstantSource clock) {
-        return settings.enabled() ? Optional.of(new HubTelemetry(OtlpTraceExport.start(settings), clock))
+        return settings.enabled() ? Optional.of(new HubTelemetry(OtlpTraceExport.start(settings), settings, clock))
                 : Optional.empty();
     }
 
@@ -61,8 +63,11 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
 
     @Override
     public void committed(Envelope envelope) {
-        Instant now = clock.instant();
         TraceContext span = envelope.trace().context();
+        if (!settings.sampled(span.traceId())) {
+            return;
+        }
+        Instant now = clock.instant();
         Instant created = envelope.createdAt().isAfter(now) ? now : envelope.createdAt();
         Instant commitStart = now.minusNanos(commitNanos);
         export.offer(HubSpan.of(HubSpan.Operation.SEND, span, created, now, envelope));
@@ -75,6 +80,9 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
     public void delivered(List<Envelope> envelopes, Instant at) {
         for (Envelope envelope : envelopes) {
             TraceContext span = envelope.trace().context();
+            if (!settings.sampled(span.traceId())) {
+                continue;
+            }
             Instant start = envelope.createdAt().isAfter(at) ? at : envelope.createdAt();
             export.offer(HubSpan.of(HubSpan.Operation.DELIVER, span.child("deliver/" + envelope.trace().attempt()),
                     start, at, envelope));
@@ -84,6 +92,9 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
     /** An agent's turn ended: its span tree, under the span of the envelope it worked. */
     public void turnEnded(Turn.WithEvents whole, EventStore envelopes) {
         Turn turn = whole.turn();
+        if (!settings.sampled(turn.context().traceId())) {
+            return;
+        }
         List<TraceEvent> events = new ArrayList<>(whole.events().size());
         try {
             for (Turn.Event event : whole.events()) {

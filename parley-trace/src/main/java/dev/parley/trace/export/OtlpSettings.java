@@ -27,10 +27,11 @@ import java.util.regex.Pattern;
  * @param serviceName    the {@code service.name} resource attribute
  * @param resourceAttributes further resource attributes ({@code OTEL_RESOURCE_ATTRIBUTES})
  * @param disabled       turned off by {@code OTEL_SDK_DISABLED} or {@code OTEL_TRACES_EXPORTER=none}
+ * @param sampleRatio    the share of traces exported ({@code OTEL_TRACES_SAMPLER}, {@code _ARG}), 0 to 1
  */
 public record OtlpSettings(Optional<URI> tracesEndpoint, Map<String, String> headers, Duration timeout,
                            String compression, String serviceName, Map<String, String> resourceAttributes,
-                           boolean disabled) {
+                           boolean disabled, double sampleRatio) {
     public static final String DEFAULT_SERVICE_NAME = "parley";
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
     private static final String TRACES_PATH = "v1/traces";
@@ -40,6 +41,22 @@ public record OtlpSettings(Optional<URI> tracesEndpoint, Map<String, String> hea
     public OtlpSettings {
         headers = Map.copyOf(headers);
         resourceAttributes = Map.copyOf(resourceAttributes);
+        if (!(sampleRatio >= 0 && sampleRatio <= 1)) {
+            throw new OtlpSettingsException("OTEL_TRACES_SAMPLER_ARG: a ratio from 0 to 1 (got " + sampleRatio + ")");
+        }
+    }
+
+    /**
+     * Whether trace {@code traceId} is exported: by its id, as OpenTelemetry's
+     * {@code TraceIdRatioBased} sampler decides (its low 64 bits under the ratio's share), so every
+     * hub and SDK with the same ratio keeps or drops a whole conversation alike.
+     */
+    public boolean sampled(String traceId) {
+        if (sampleRatio >= 1) {
+            return true;
+        }
+        long bound = (long) (sampleRatio * Long.MAX_VALUE);
+        return Math.abs(Long.parseUnsignedLong(traceId, 16, 32, 16)) < bound;
     }
 
     /** Export is on: an endpoint is configured and nothing turned it off. */
@@ -80,7 +97,7 @@ public record OtlpSettings(Optional<URI> tracesEndpoint, Map<String, String> hea
                 .or(() -> Optional.ofNullable(resource.get("service.name")).filter(s -> !s.isBlank()))
                 .orElse(DEFAULT_SERVICE_NAME);
         return new OtlpSettings(endpoint, headers, timeout, compression, serviceName, resource,
-                sdkDisabled || exporterNone);
+                sdkDisabled || exporterNone, sampleRatio(env));
     }
 
     /**
@@ -97,7 +114,33 @@ public record OtlpSettings(Optional<URI> tracesEndpoint, Map<String, String> hea
             throw new OtlpSettingsException("--service-name: a name is required");
         }
         return new OtlpSettings(endpoint.map(base -> tracesUrl("--otlp-endpoint", base)).or(() -> tracesEndpoint),
-                merged, timeout, compression, name.orElse(serviceName), resourceAttributes, disabled);
+                merged, timeout, compression, name.orElse(serviceName), resourceAttributes, disabled, sampleRatio);
+    }
+
+    /**
+     * The share of traces kept: {@code OTEL_TRACES_SAMPLER} {@code always_on} (the default),
+     * {@code always_off}, or {@code traceidratio} with {@code OTEL_TRACES_SAMPLER_ARG} (default 1);
+     * the {@code parentbased_} forms decide the same, as a whole trace shares its id.
+     */
+    private static double sampleRatio(Map<String, String> env) {
+        String sampler = value(env, "OTEL_TRACES_SAMPLER").orElse("parentbased_always_on");
+        return switch (sampler) {
+            case "always_on", "parentbased_always_on" -> 1.0;
+            case "always_off", "parentbased_always_off" -> 0.0;
+            case "traceidratio", "parentbased_traceidratio" -> value(env, "OTEL_TRACES_SAMPLER_ARG").map(arg -> {
+                try {
+                    double ratio = Double.parseDouble(arg);
+                    if (ratio >= 0 && ratio <= 1) {
+                        return ratio;
+                    }
+                } catch (NumberFormatException ignored) {
+                    // said below
+                }
+                throw new OtlpSettingsException("OTEL_TRACES_SAMPLER_ARG: a ratio from 0 to 1 (got \"" + arg + "\")");
+            }).orElse(1.0);
+            default -> throw new OtlpSettingsException("OTEL_TRACES_SAMPLER: always_on, always_off, traceidratio or"
+                    + " their parentbased_ forms (got \"" + sampler + "\")");
+        };
     }
 
     /** A non-empty, stripped variable. */

@@ -28,6 +28,25 @@ class OtlpSettingsTest {
     }
 
     @Test
+    void theSamplerKeepsWholeTracesByTheirIdAsOpenTelemetrysRatioSamplerDoes() {
+        String low = "4bf92f3577b34da6" + "0000000000000001"; // low 64 bits tiny: under any ratio above 0
+        String high = "4bf92f3577b34da6" + "7ffffffffffffff0"; // near the top: only under a ratio near 1
+        OtlpSettings all = OtlpSettings.fromEnvironment(Map.of());
+        assertTrue(all.sampled(low) && all.sampled(high), "always_on by default");
+        OtlpSettings tenth = OtlpSettings.fromEnvironment(Map.of("OTEL_TRACES_SAMPLER", "parentbased_traceidratio",
+                "OTEL_TRACES_SAMPLER_ARG", "0.1"));
+        assertTrue(tenth.sampled(low));
+        assertFalse(tenth.sampled(high));
+        OtlpSettings none = OtlpSettings.fromEnvironment(Map.of("OTEL_TRACES_SAMPLER", "always_off"));
+        assertFalse(none.sampled(low));
+        assertTrue(assertThrows(OtlpSettingsException.class, () -> OtlpSettings.fromEnvironment(Map.of(
+                "OTEL_TRACES_SAMPLER", "traceidratio", "OTEL_TRACES_SAMPLER_ARG", "2")))
+                .getMessage().startsWith("OTEL_TRACES_SAMPLER_ARG: a ratio from 0 to 1"));
+        assertTrue(assertThrows(OtlpSettingsException.class, () -> OtlpSettings.fromEnvironment(Map.of(
+                "OTEL_TRACES_SAMPLER", "jaeger_remote"))).getMessage().startsWith("OTEL_TRACES_SAMPLER:"));
+    }
+
+    @Test
     void theBaseEndpointGetsV1TracesAndTheTracesEndpointIsTakenAsItIs() {
         assertEquals(URI.create("https://cloud.langfuse.com/api/public/otel/v1/traces"), endpoint(Map.of(
                 "OTEL_EXPORTER_OTLP_ENDPOINT", "https://cloud.langfuse.com/api/public/otel")));
