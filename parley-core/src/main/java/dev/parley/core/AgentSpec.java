@@ -70,6 +70,17 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
         }
     }
 
+    /**
+     * Whether a spec's entry names {@code tool}: a tool name, or a pattern in which {@code *}
+     * stands for any run of characters ({@code mcp__github__*}); read alike by the blocklist and
+     * the tool kinds.
+     */
+    public static boolean namesTool(String entry, String tool) {
+        String regex = java.util.Arrays.stream(entry.split("\\*", -1)).map(Pattern::quote)
+                .collect(java.util.stream.Collectors.joining(".*"));
+        return tool.matches(regex);
+    }
+
     /** The spec with the parent its node got (a node that starts an agent is its parent). */
     public AgentSpec withParent(Optional<NodeId> actual) {
         return new AgentSpec(id, actual, runner, command, env, workdir, wake, idleTimeout, timeout, limits, skills,
@@ -105,13 +116,7 @@ public record AgentSpec(NodeId id, Optional<NodeId> parent, Runner runner, List<
          * {@code *} stands for any run of characters ({@code mcp__github__*}).
          */
         public boolean blocks(String tool) {
-            return tools.stream().anyMatch(entry -> matches(entry, tool));
-        }
-
-        private static boolean matches(String entry, String tool) {
-            String regex = java.util.Arrays.stream(entry.split("\\*", -1)).map(Pattern::quote)
-                    .collect(java.util.stream.Collectors.joining(".*"));
-            return tool.matches(regex);
+            return tools.stream().anyMatch(entry -> namesTool(entry, tool));
         }
 
         /** The value of {@link #VARIABLE} for the agent's processes; none when nothing is blocked. */

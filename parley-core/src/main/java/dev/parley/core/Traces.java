@@ -103,7 +103,7 @@ public final class Traces {
         synchronized (stripes[Math.floorMod((node.id().value() + "/" + turnId).hashCode(), STRIPES)]) {
             recorded = append(node, turnId, worked, adapter, events);
         }
-        if (recorded.accepted() > 0 && recorded.turn().stoppedAt().isPresent()) {
+        if (recorded.accepted() > 0 && recorded.turn().stoppedAt().isPresent() && !ended.isEmpty()) {
             Turn.WithEvents whole = new Turn.WithEvents(recorded.turn(), store.events(node.id(), turnId));
             for (Consumer<Turn.WithEvents> listener : ended) {
                 try {

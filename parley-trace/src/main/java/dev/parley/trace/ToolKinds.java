@@ -1,5 +1,6 @@
 package dev.parley.trace;
 
+import dev.parley.core.AgentSpec;
 import dev.parley.core.ToolKind;
 import java.io.IOException;
 import java.io.InputStream;
@@ -53,16 +54,12 @@ public final class ToolKinds {
         if (own != null) {
             return own;
         }
-        return overrides.entrySet().stream().filter(e -> e.getKey().contains("*") && matches(e.getKey(), tool))
+        return overrides.entrySet().stream().filter(e -> e.getKey().contains("*")
+                        && AgentSpec.namesTool(e.getKey(), tool))
                 .max(Map.Entry.comparingByKey(java.util.Comparator.comparingInt(String::length)
                         .thenComparing(java.util.Comparator.reverseOrder())))
                 .map(Map.Entry::getValue)
                 .orElseGet(() -> tables.getOrDefault(adapter, Map.of()).getOrDefault(tool, ToolKind.OTHER));
-    }
-
-    private static boolean matches(String pattern, String tool) {
-        return tool.matches(java.util.Arrays.stream(pattern.split("\\*", -1)).map(java.util.regex.Pattern::quote)
-                .collect(java.util.stream.Collectors.joining(".*")));
     }
 
     /**
