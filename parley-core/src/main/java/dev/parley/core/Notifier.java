@@ -3,7 +3,8 @@ package dev.parley.core;
 /**
  * Told, in commit order, about every envelope once it is durable, so that streams can
  * fan it out, and about envelopes once their delivery is durable. Called on the store's
- * writer thread: implementations must not block.
+ * announcer thread, one batch after another while the writer commits the next: implementations
+ * must not block, or every answer waits behind them.
  */
 public interface Notifier {
     void committed(Envelope envelope);

@@ -36,6 +36,12 @@ import java.util.logging.Logger;
  * its connection with its statements and in-memory heads and opens a fresh one. While
  * commits fail, the writer tries a one-page commit of its own every second when no work
  * comes in, so it notices by itself when writes work again.
+ *
+ * <p>Once a batch is durable, its answers (waking the callers) and announcements (the
+ * {@link Notifier}) run on a second thread, the announcer, in commit order, while the
+ * writer already commits the next batch: the writer thread does only SQL and the commit.
+ * The hand-over queue is bounded, so an announcer that falls behind holds the writer back
+ * rather than letting answers pile up.
  */
 final class Writer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Writer.class.getName());
@@ -65,6 +71,11 @@ final class Writer implements AutoCloseable {
     private final ReentrantLock commits = new ReentrantLock(true);
     private final List<Runnable> recoveryListeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
+    /** What is left of each committed batch, in commit order; taken by {@link #announcer}. */
+    private final BlockingQueue<Runnable> announcements = new ArrayBlockingQueue<>(64);
+    private final Thread announcer;
+    /** The writer's last hand-over at close: every batch before it has been announced. */
+    private static final Runnable END = () -> { };
     private volatile boolean closing;
     private volatile Runnable afterCommit = () -> { };
     private volatile StoreHealth health = StoreHealth.OK;
@@ -77,6 +88,7 @@ final class Writer implements AutoCloseable {
         this.notifier = notifier;
         this.observer = observer;
         this.tx = connect();
+        this.announcer = Thread.ofPlatform().name("parley-announcer").daemon(false).start(this::announce);
         this.thread = Thread.ofPlatform().name("parley-writer").daemon(false).start(this::loop);
     }
 
@@ -147,7 +159,6 @@ final class Writer implements AutoCloseable {
     }
 
     private void loop() {
-        List<Pending<?>> batch = new ArrayList<>(MAX_BATCH);
         while (true) {
             Pending<?> first;
             try {
@@ -155,11 +166,13 @@ final class Writer implements AutoCloseable {
             } catch (InterruptedException e) {
                 continue; // only close() stops the writer, after the queue is drained
             }
-            batch.clear();
+            // A batch of its own each time: the announcer answers it while the next one fills.
+            List<Pending<?>> batch = new ArrayList<>(first == null ? 1 : Math.min(MAX_BATCH, 1 + queue.size()));
             if (first != null) {
                 batch.add(first);
                 queue.drainTo(batch, MAX_BATCH - 1);
             } else if (closing && queue.isEmpty()) {
+                handOver(END);
                 return;
             } else if (health != StoreHealth.OK && System.nanoTime() - lastAttemptNanos >= PROBE_NANOS) {
                 batch.add(new Pending<>(Writer::probe, new CompletableFuture<>()));
@@ -174,7 +187,39 @@ final class Writer implements AutoCloseable {
                 commits.unlock();
             }
             afterCommit.run();
-            answers.run();
+            handOver(answers);
+        }
+    }
+
+    /** Hands a committed batch's answers to the announcer; waits while it is {@code announcements}' length behind. */
+    private void handOver(Runnable answers) {
+        while (true) {
+            try {
+                announcements.put(answers);
+                return;
+            } catch (InterruptedException e) {
+                // only the announcer's stop ends the hand-over: a batch's answers are never dropped
+            }
+        }
+    }
+
+    /** The announcer's loop: each committed batch's answers and announcements, in commit order. */
+    private void announce() {
+        while (true) {
+            Runnable next;
+            try {
+                next = announcements.take();
+            } catch (InterruptedException e) {
+                continue; // only the writer's last hand-over stops the announcer
+            }
+            if (next == END) {
+                return;
+            }
+            try {
+                next.run();
+            } catch (RuntimeException e) {
+                LOG.log(Level.SEVERE, "announcing a commit failed", e);
+            }
         }
     }
 
@@ -325,6 +370,7 @@ final class Writer implements AutoCloseable {
         closing = true;
         try {
             thread.join();
+            announcer.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;

@@ -77,7 +77,7 @@ import java.util.logging.Logger;
  * as the agent's node ({@link Principal.Caller}) through the same routes and policy as any
  * node.
  *
- * <p>{@link #committed} runs on the store's writer thread: waking an agent takes no lock
+ * <p>{@link #committed} runs on the store's announcer thread: waking an agent takes no lock
  * and never waits. A worker that ends re-checks for mail after it has let go, so a wake that
  * came while it was ending is never lost.
  */

@@ -84,7 +84,7 @@ public final class ChatOutbox implements Notifier, AutoCloseable {
         return handled;
     }
 
-    /** Runs on the store's writer thread: hands an envelope to a person over and never waits; others cost a lookup. */
+    /** Runs on the store's announcer thread: hands an envelope to a person over and never waits; others cost a lookup. */
     @Override
     public void committed(Envelope envelope) {
         if (graph.node(envelope.to()).filter(n -> n.kind() == NodeKind.HUMAN).isEmpty()) {

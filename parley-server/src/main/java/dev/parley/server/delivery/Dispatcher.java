@@ -94,7 +94,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         this.scanner = Thread.ofPlatform().name("parley-dispatcher").daemon(true).start(this::scan);
     }
 
-    /** A new envelope for a webhook node is pushed right away (writer thread: only hands it off). */
+    /** A new envelope for a webhook node is pushed right away (announcer thread: only hands it off). */
     @Override
     public void committed(Envelope envelope) {
         policies.webhookOf(envelope.to()).ifPresent(webhook -> launch(envelope));

@@ -29,7 +29,7 @@ import java.util.logging.Logger;
  * committed envelope (its own span, under the caller's), with a {@code commit} span for the
  * group commit that made it durable, a {@code deliver} span when its receiver takes it, and an
  * {@code invoke_agent} span tree per ended turn. Only {@link OtlpTraceExport#offer} is done on
- * the paths that call in (the store's writer thread among them): it never blocks, and what the
+ * the paths that call in (the store's announcer thread among them): it never blocks, and what the
  * full queue cannot take is counted, not waited for.
  */
 public final class HubTelemetry implements Notifier, AutoCloseable {
@@ -38,8 +38,12 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
     private final OtlpTraceExport export;
     private final OtlpSettings settings;
     private final InstantSource clock;
-    /** How long the last group commit took; written and read on the store's writer thread only. */
-    private long commitNanos;
+    /**
+     * How long the last group commit took: written on the store's writer thread, read on its
+     * announcer, which announces one batch while the next commits, so a commit span may
+     * take the length of the commit after its own.
+     */
+    private volatile long commitNanos;
 
     private HubTelemetry(OtlpTraceExport export, OtlpSettings settings, InstantSource clock) {
         this.export = export;
