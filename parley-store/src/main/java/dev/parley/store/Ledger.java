@@ -90,22 +90,47 @@ final class Ledger {
      * every path into an inbox (sends, replies, topics, tasks, notices) is pushed alike.
      */
     static Envelope append(Writer.Tx tx, Envelope draft) throws SQLException {
+        return place(tx, draft).envelope();
+    }
+
+    /** An appended envelope and the gateway that owns its receiver when another gateway does. */
+    private record Placed(Envelope envelope, Optional<String> remoteOwner) {
+    }
+
+    /**
+     * {@link #append}, telling also where the envelope is relayed. One lookup says whether the
+     * receiver is pushed to by webhook and whether another gateway owns it; the rows that follow
+     * from either are written only when they are owed.
+     */
+    private static Placed place(Writer.Tx tx, Envelope draft) throws SQLException {
         Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
         insertEnvelope(tx.statements(), envelope);
-        var push = tx.statements().get("INSERT INTO schedule (envelope_id, purpose, due_at, attempt) SELECT ?, 'push', ?, 1"
-                + " FROM delivery_policies WHERE node_id = ? AND webhook_url IS NOT NULL");
-        push.setString(1, envelope.id());
-        push.setLong(2, envelope.createdAt().toEpochMilli());
-        push.setString(3, envelope.to().value());
-        push.executeUpdate();
-        var relay = tx.statements().get("INSERT INTO relay (gateway, kind, envelope_id, at) SELECT gateway, 'envelope', ?, ?"
-                + " FROM nodes WHERE id = ? AND gateway IS NOT NULL");
-        relay.setString(1, envelope.id());
-        relay.setLong(2, envelope.createdAt().toEpochMilli());
-        relay.setString(3, envelope.to().value());
-        relay.executeUpdate();
+        var receiver = tx.statements().get("SELECT (SELECT gateway FROM nodes WHERE id = ?1), EXISTS (SELECT 1 FROM"
+                + " delivery_policies WHERE node_id = ?1 AND webhook_url IS NOT NULL)");
+        receiver.setString(1, envelope.to().value());
+        Optional<String> owner;
+        boolean pushed;
+        try (var rs = receiver.executeQuery()) {
+            rs.next();
+            owner = Optional.ofNullable(rs.getString(1));
+            pushed = rs.getBoolean(2);
+        }
+        long at = envelope.createdAt().toEpochMilli();
+        if (pushed) {
+            var push = tx.statements().get("INSERT INTO schedule (envelope_id, purpose, due_at, attempt) VALUES (?, 'push', ?, 1)");
+            push.setString(1, envelope.id());
+            push.setLong(2, at);
+            push.executeUpdate();
+        }
+        if (owner.isPresent()) {
+            var relay = tx.statements().get("INSERT INTO relay (gateway, kind, envelope_id, at) VALUES (?, 'envelope', ?, ?)");
+            relay.setString(1, owner.get());
+            relay.setString(2, envelope.id());
+            relay.setLong(3, at);
+            relay.executeUpdate();
+        }
         tx.announce(envelope);
-        return envelope;
+        return new Placed(envelope, owner);
     }
 
     /**
@@ -117,22 +142,22 @@ final class Ledger {
                          Optional<Instant> replyBy) throws SQLException {
         Optional<Envelope> earlier = draft.messageId().isPresent() ? byMessageId(tx.statements(), draft) : Optional.empty();
         if (earlier.isPresent()) {
-            return new Appended(earlier.get(), true, relayed(tx.statements(), earlier.get()));
+            return new Appended(earlier.get(), true, relayed(remoteOwner(tx.statements(), earlier.get().to())));
         }
         if (answers.isPresent()) {
             applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
         }
-        Envelope envelope = append(tx, draft);
+        Placed placed = place(tx, draft);
         if (replyBy.isPresent()) {
-            schedule(tx.statements(), envelope.id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
+            schedule(tx.statements(), placed.envelope().id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
         }
         insertAudit(tx.statements(), audit);
-        return new Appended(envelope, false, relayed(tx.statements(), envelope));
+        return new Appended(placed.envelope(), false, relayed(placed.remoteOwner()));
     }
 
-    /** Where an envelope for another gateway's node is relayed to; empty for a node of this hub. */
-    private static Optional<Appended.Relayed> relayed(Statements s, Envelope envelope) throws SQLException {
-        return remoteOwner(s, envelope.to()).map(gateway -> new Appended.Relayed(gateway, false));
+    /** Where an envelope for a node that {@code remoteOwner} owns is relayed to; empty for a node of this hub. */
+    private static Optional<Appended.Relayed> relayed(Optional<String> remoteOwner) {
+        return remoteOwner.map(gateway -> new Appended.Relayed(gateway, false));
     }
 
     /** The gateway that owns {@code node} when another gateway does (federation); empty for a node of this hub. */
