@@ -45,8 +45,15 @@ public interface DeliveryStore {
     /** Scheduled work due at or before {@code now}, oldest first. */
     List<Due> due(Instant now, int limit);
 
-    /** A push attempt reached the webhook: delivered; an ack check follows when {@code redeliverAfter} is set. */
-    void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter);
+    /** A push attempt that reached its webhook; an ack check follows when {@code redeliverAfter} is set. */
+    record Pushed(Envelope envelope, Optional<Duration> redeliverAfter) {
+    }
+
+    /**
+     * Push attempts that reached their webhooks at {@code at}: delivered, in one write (the
+     * dispatcher gathers those that finish while the previous write commits).
+     */
+    void pushed(List<Pushed> pushes, Instant at);
 
     /** A push attempt failed; the next one is due at {@code retryAt}. */
     void pushFailed(Envelope envelope, DeliveryEvent.PushFailed event, Instant at, Instant retryAt);

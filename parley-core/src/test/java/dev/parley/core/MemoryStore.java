@@ -311,7 +311,7 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
-    public void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter) {
+    public void pushed(List<Pushed> pushes, Instant at) {
         throw new UnsupportedOperationException("the schedule is the dispatcher's");
     }
 

@@ -365,6 +365,12 @@ public final class Hub implements AutoCloseable {
                     .host(config.host())
                     .port(config.port())
                     .shutdownHook(false)
+                    // Sockets over blocking streams: Helidon's NIO socket holds two 8 KiB buffers for
+                    // the life of each connection, this one 8 KiB; an idle SSE stream is mostly that.
+                    .useNio(false)
+                    // No buffer under response.outputStream(): the streams (SSE) write whole frames
+                    // and flush, so a 4 KiB buffer per open stream would only sit there.
+                    .writeBufferSize(0)
                     // SSE frames are small and must leave at once; Nagle would hold them back.
                     .connectionOptions(connections.acceptHook(SocketOptions.builder().tcpNoDelay(true).build()))
                     // Timeouts and the per-address cap follow each request line and header block.

@@ -115,10 +115,18 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     @Override
-    public void pushed(Envelope envelope, Instant at, Optional<Duration> redeliverAfter) {
+    public void pushed(List<Pushed> pushes, Instant at) {
+        Map<Optional<Duration>, List<Envelope>> byAckCheck = new HashMap<>();
+        for (Pushed pushed : pushes) {
+            byAckCheck.computeIfAbsent(pushed.redeliverAfter(), k -> new ArrayList<>()).add(pushed.envelope());
+        }
         writer.submit(tx -> {
-            Ledger.unschedule(tx.statements(), envelope.id(), Purpose.PUSH);
-            tx.delivered(Ledger.markDelivered(tx.statements(), List.of(envelope), at, redeliverAfter), at);
+            for (Pushed pushed : pushes) {
+                Ledger.unschedule(tx.statements(), pushed.envelope().id(), Purpose.PUSH);
+            }
+            for (var group : byAckCheck.entrySet()) {
+                tx.delivered(Ledger.markDelivered(tx.statements(), group.getValue(), at, group.getKey()), at);
+            }
             return null;
         });
     }

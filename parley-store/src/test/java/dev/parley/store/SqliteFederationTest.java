@@ -249,7 +249,7 @@ class SqliteFederationTest {
         Envelope fromC = draft(REMOTE, WORKER);
         assertEquals(List.of(true), federation.take("c", List.of(mail(1, fromC))));
         Envelope delivered = store.append(draft(LEAD, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
-        store.deliveries(null).pushed(delivered, NOW, Optional.empty());
+        store.deliveries(null).pushed(List.of(new DeliveryStore.Pushed(delivered, Optional.empty())), NOW);
         long accepted = federation.owedCount(); // the accepted step owed to c
 
         federation.moveNode(WORKER, Optional.of("b"), "worker moved to gateway b", audit());

@@ -18,16 +18,23 @@ import dev.parley.server.metrics.Metrics;
 
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -75,6 +82,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private final Semaphore total = new Semaphore(TOTAL);
     private final ExecutorService pushes = Executors.newVirtualThreadPerTaskExecutor();
     private final Semaphore wake = new Semaphore(0);
+    /** Delivered pushes waiting to be recorded, and the turn to record them: see {@link #recordDelivered}. */
+    private final Queue<Unrecorded> unrecorded = new ConcurrentLinkedQueue<>();
+    private final ReentrantLock recording = new ReentrantLock();
+
+    private record Unrecorded(DeliveryStore.Pushed pushed, CompletableFuture<Void> recorded) {
+    }
     private final Thread scanner;
     private volatile boolean closed;
 
@@ -280,7 +293,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         int attempt = envelope.trace().attempt();
         switch (outcome) {
             case Courier.Outcome.Delivered d -> {
-                store.pushed(envelope, clock.instant(), policy.redeliverAfter());
+                recordDelivered(new DeliveryStore.Pushed(envelope, policy.redeliverAfter()));
                 metrics.pushes.increment();
                 webhookDelivered(envelope.to());
             }
@@ -296,6 +309,38 @@ public final class Dispatcher implements Notifier, AutoCloseable {
                     metrics.retries.increment();
                 }
             }
+        }
+    }
+
+    /**
+     * Records a delivered push and returns once it is durable. Whoever takes the turn writes
+     * every push waiting, so the pushes that finish while one write commits share the next
+     * writer job (as a stream's batch of frames does) instead of one job each.
+     */
+    private void recordDelivered(DeliveryStore.Pushed pushed) {
+        Unrecorded mine = new Unrecorded(pushed, new CompletableFuture<>());
+        unrecorded.add(mine);
+        recording.lock();
+        try {
+            if (!mine.recorded().isDone()) {
+                List<Unrecorded> batch = new ArrayList<>();
+                for (Unrecorded next = unrecorded.poll(); next != null; next = unrecorded.poll()) {
+                    batch.add(next);
+                }
+                try {
+                    store.pushed(batch.stream().map(Unrecorded::pushed).toList(), clock.instant());
+                    batch.forEach(u -> u.recorded().complete(null));
+                } catch (RuntimeException e) {
+                    batch.forEach(u -> u.recorded().completeExceptionally(e));
+                }
+            }
+        } finally {
+            recording.unlock();
+        }
+        try {
+            mine.recorded().join();
+        } catch (CompletionException e) {
+            throw (RuntimeException) e.getCause(); // what the store said, as if this push had written alone
         }
     }
 

@@ -2,6 +2,7 @@ package dev.parley.server.policy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.NullValue;
+import dev.cel.runtime.CelVariableResolver;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.RuleInput;
 import dev.parley.trace.TraceEvent;
@@ -32,8 +33,8 @@ public final class PermissionRuleset {
         if (rules.isEmpty()) {
             return Optional.empty();
         }
-        java.util.function.Supplier<Map<String, Object>> variables = () -> Map.of("tool", ask.tool(),
-                "kind", ask.kind().wire(), "input", value(ask.input()), "node", CelRuleset.party(node));
+        CelVariableResolver variables = CelRuleset.variables(() -> Map.of("tool", ask.tool(),
+                "kind", ask.kind().wire(), "input", value(ask.input()), "node", CelRuleset.party(node)));
         return rules.first(PolicyRules.Effect.DENY, variables)
                 .map(m -> new PermissionRules.Ruling(m.rule(), TraceEvent.Verdict.DENY))
                 .or(() -> rules.first(PolicyRules.Effect.ALLOW, variables)

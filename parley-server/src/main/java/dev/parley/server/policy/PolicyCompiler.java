@@ -8,21 +8,28 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.google.protobuf.DescriptorProtos.DescriptorProto;
 import com.google.protobuf.DescriptorProtos.FieldDescriptorProto;
 import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
+import com.google.protobuf.DescriptorProtos.FileOptions;
 import com.google.protobuf.DescriptorProtos.MessageOptions;
 import com.google.protobuf.Descriptors;
 import dev.cel.bundle.Cel;
 import dev.cel.bundle.CelBuilder;
 import dev.cel.bundle.CelFactory;
+import dev.cel.checker.CelStandardDeclarations;
 import dev.cel.common.CelAbstractSyntaxTree;
 import dev.cel.common.CelOptions;
 import dev.cel.common.CelValidationException;
 import dev.cel.common.CelValidationResult;
+import dev.cel.common.exceptions.CelInvalidArgumentException;
 import dev.cel.common.types.MapType;
 import dev.cel.common.types.SimpleType;
 import dev.cel.common.types.StructTypeReference;
 import dev.cel.extensions.CelOptionalLibrary;
 import dev.cel.parser.CelStandardMacro;
 import dev.cel.runtime.CelEvaluationException;
+import dev.cel.runtime.CelFunctionBinding;
+import dev.cel.runtime.CelFunctionOverload;
+import dev.cel.runtime.CelStandardFunctions;
+import dev.cel.runtime.RuntimeHelpers;
 import dev.parley.core.PolicyRules;
 import dev.parley.mcp.JsonFailures;
 import dev.parley.server.wire.Json;
@@ -76,8 +83,12 @@ public final class PolicyCompiler {
                 .addField(scalar("topic", 4, FieldDescriptorProto.Type.TYPE_STRING))
                 .addNestedType(stringMapEntry("MetaEntry"))
                 .build();
+        // The Java options name no class (none is generated): CEL looks for one at every read of a
+        // variable, and with them spelled out it finds the name without deriving it from the file.
+        FileOptions java = FileOptions.newBuilder().setJavaPackage("dev.parley.server.policy.proto")
+                .setJavaOuterClassname("PolicyProto").setJavaMultipleFiles(true).build();
         FileDescriptorProto file = FileDescriptorProto.newBuilder().setName("parley/policy.proto").setPackage(PACKAGE)
-                .setSyntax("proto3").addMessageType(node).addMessageType(envelope).build();
+                .setSyntax("proto3").setOptions(java).addMessageType(node).addMessageType(envelope).build();
         try {
             Descriptors.FileDescriptor built = Descriptors.FileDescriptor.buildFrom(file, new Descriptors.FileDescriptor[0]);
             NODE = built.findMessageTypeByName("Node");
@@ -133,18 +144,50 @@ public final class PolicyCompiler {
             .addVar("node", StructTypeReference.create(NODE.getFullName()))
             .build();
 
+    /** Rules' regular expressions, compiled once and kept across evaluations (and reloads). */
+    private static final Re2Patterns RULE_PATTERNS = new Re2Patterns();
+
     /** What both sections' rules may use: the standard library, optionals, bounded comprehensions. */
     private static CelBuilder environment() {
+        CelOptions options = CelOptions.current()
+                .enableOptionalSyntax(true)
+                .comprehensionMaxIterations(10_000)
+                .maxExpressionCodePointSize(MAX_EXPRESSION_CHARS)
+                .build();
         return CelFactory.standardCelBuilder()
-                .setOptions(CelOptions.current()
-                        .enableOptionalSyntax(true)
-                        .comprehensionMaxIterations(10_000)
-                        .maxExpressionCodePointSize(MAX_EXPRESSION_CHARS)
-                        .build())
+                .setOptions(options)
+                .setStandardEnvironmentEnabled(false) // as standard, but for the runtime's matches()
+                .setStandardDeclarations(CelStandardDeclarations.newBuilder().build())
+                .setStandardFunctions(CelStandardFunctions.newBuilder()
+                        .excludeFunctions(CelStandardFunctions.StandardFunction.MATCHES).build())
+                .addFunctionBindings(CelFunctionBinding.from("matches", String.class, String.class, matches(options)),
+                        CelFunctionBinding.from("matches_string", String.class, String.class, matches(options)))
                 .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
                 .addCompilerLibraries(CelOptionalLibrary.INSTANCE)
                 .addRuntimeLibraries(CelOptionalLibrary.INSTANCE)
                 .addMessageTypes(NODE, ENVELOPE);
+    }
+
+    /**
+     * CEL's {@code matches()} with the compiled pattern kept: the standard one compiles the
+     * regex at every evaluation. A regex not seen before goes through CEL's own function, so
+     * its checks and errors are CEL's; once it has passed, the kept pattern answers alike.
+     */
+    private static CelFunctionOverload.Binary<String, String> matches(CelOptions options) {
+        return (text, regex) -> {
+            try {
+                Optional<com.google.re2j.Pattern> known = RULE_PATTERNS.known(regex);
+                if (known.isEmpty()) {
+                    boolean matched = RuntimeHelpers.matches(text, regex, options);
+                    RULE_PATTERNS.keep(regex);
+                    return matched;
+                }
+                var matcher = known.get().matcher(text);
+                return options.enableRegexPartialMatch() ? matcher.find() : matcher.matches();
+            } catch (RuntimeException e) {
+                throw new CelInvalidArgumentException(e);
+            }
+        };
     }
 
     /** Reads the rules of a file; {@code fileName} picks the syntax ({@code .json}: JSON, anything else: YAML). */

@@ -9,11 +9,13 @@ import dev.parley.core.ParleyException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Engage patterns as RE2 expressions: matching takes time linear in the text, whatever the
  * pattern, so no pattern an admin sets can stall the hub on a chat message. Compiled patterns
- * are kept (the most recent {@link #KEPT}).
+ * are kept (the most recent {@link #KEPT}); policy rules' {@code matches()} reuse them too
+ * ({@link PolicyCompiler}), so a rule's regex is compiled once, not at every send.
  */
 public final class Re2Patterns implements EngagePatterns {
     private static final int KEPT = 256;
@@ -34,15 +36,21 @@ public final class Re2Patterns implements EngagePatterns {
         return compile(pattern).matcher(text).find();
     }
 
+    /** The pattern compiled earlier, if it is still kept. */
+    Optional<Pattern> known(String pattern) {
+        return Optional.ofNullable(compiled.get(pattern));
+    }
+
+    /** Keeps {@code pattern}, compiled. */
+    Pattern keep(String pattern) {
+        Pattern fresh = Pattern.compile(pattern);
+        compiled.put(pattern, fresh);
+        return fresh;
+    }
+
     private Pattern compile(String pattern) {
-        Pattern known = compiled.get(pattern);
-        if (known != null) {
-            return known;
-        }
         try {
-            Pattern fresh = Pattern.compile(pattern);
-            compiled.put(pattern, fresh);
-            return fresh;
+            return known(pattern).orElseGet(() -> keep(pattern));
         } catch (PatternSyntaxException e) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "engagePattern is not a regular expression (RE2"
                     + " syntax): " + e.getDescription() + " in /" + pattern + "/");

@@ -19,6 +19,7 @@ import dev.parley.server.wire.Views;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Instant;
@@ -33,6 +34,7 @@ import java.util.function.Supplier;
 public final class OpsRoutes {
     /** The most entries one JSON answer (or one read of an export) holds. */
     private static final int MAX_PAGE = 1000;
+    private static final int EXPORT_BUFFER = 16 * 1024;
 
     private final Supplier<StoreHealth> health;
     private final AuditLog auditLog;
@@ -140,7 +142,8 @@ public final class OpsRoutes {
         List<AuditRecord> records = auditLog.read(caller, page);
         ex.response().status(Status.OK_200);
         ex.response().header(HeaderNames.CONTENT_TYPE, "application/x-ndjson");
-        try (OutputStream out = ex.response().outputStream()) {
+        // Many small writes: buffered here, as the server buffers no output stream (see Hub).
+        try (OutputStream out = new BufferedOutputStream(ex.response().outputStream(), EXPORT_BUFFER)) {
             long written = 0;
             while (true) {
                 for (AuditRecord record : records) {

@@ -2,6 +2,7 @@ package dev.parley.server.wire;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -19,7 +20,13 @@ import java.util.Optional;
 
 /** The JSON shapes of the wire: one mapper, one time format, one envelope encoding. */
 public final class Json {
-    public static final ObjectMapper MAPPER = new ObjectMapper()
+    /**
+     * Jackson's buffers come from one bounded pool shared by all threads. Its default pool is
+     * per thread: every virtual thread (each request, each SSE stream) would allocate its own,
+     * and an open stream would keep its 16 KB for life once it had written a frame.
+     */
+    public static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+            .recyclerPool(JsonRecyclerPools.sharedBoundedPool()).build())
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
     private static final JsonFactory FACTORY = MAPPER.getFactory();

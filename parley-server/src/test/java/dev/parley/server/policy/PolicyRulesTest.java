@@ -148,6 +148,34 @@ class PolicyRulesTest {
         assertEquals("quarantine", assertError(hub.send(x1, "w3", "x"), 403, "acl_denied").text("rule"));
     }
 
+    /**
+     * matches() in rules: the hub keeps a regex compiled after its first use, so the same rule
+     * must decide alike on every send; a regex that does not compile fails a deny rule closed,
+     * every time (it is never kept).
+     */
+    @Test
+    void rulesWithRegularExpressionsDecideEverySendAlikeAndABadOneFailsClosed() {
+        start(PolicyFiles.json(List.of(deny("debug-kinds", "envelope.kind.matches('^debug[.].*')"),
+                deny("meta-pattern", "matches(target.id, envelope.meta.?deny.orValue('^$'))"))), "policy.json");
+        String lead = token("lead");
+        for (int i = 0; i < 3; i++) {
+            Resp debug = assertError(hub.post(lead, "/v1/messages", obj("to", "w1", "kind", "debug.trace",
+                    "text", "x")), 403, "acl_denied");
+            assertEquals("debug-kinds", debug.text("rule"));
+            hub.sendOk(lead, "w1", "not a debug kind " + i);
+            assertStatus(202, hub.post(lead, "/v1/messages", obj("to", "w1", "kind", "debugger", "text", "x")));
+            Resp meta = assertError(hub.post(lead, "/v1/messages", obj("to", "w1", "text", "x",
+                    "meta", Map.of("deny", "w[0-9]"))), 403, "acl_denied");
+            assertEquals("meta-pattern", meta.text("rule"));
+            assertStatus(202, hub.post(lead, "/v1/messages", obj("to", "w1", "text", "x", "meta", Map.of("deny", "x.*"))));
+            Resp bad = assertError(hub.post(lead, "/v1/messages", obj("to", "w1", "text", "x",
+                    "meta", Map.of("deny", "w("))), 403, "acl_denied");
+            assertEquals("meta-pattern", bad.text("rule"));
+            assertTrue(bad.text("reason").contains("could not be evaluated"), bad.body());
+        }
+        assertEquals(9, hub.inbox(token("w1")).size(), "three sends a round pass every rule");
+    }
+
     @Test
     void topicsBroadcastsAndTasksObeyTheSameRules() {
         start(PolicyFiles.json(List.of(deny("quarantine", QUARANTINE))), "policy.json");
