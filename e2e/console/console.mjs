@@ -1,0 +1,215 @@
+// The operator console in headless Chromium against a running hub: node console.mjs URL ADMIN_TOKEN.
+// Every wait is for a condition (Playwright's waitFor, or a poll of the API with a deadline).
+import { chromium } from 'playwright-core';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const [url, admin] = process.argv.slice(2);
+const here = dirname(fileURLToPath(import.meta.url));
+const artifacts = join(here, 'artifacts');
+rmSync(artifacts, { recursive: true, force: true });
+mkdirSync(artifacts, { recursive: true });
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const run = Date.now().toString(36);
+
+async function call(token, method, path, body) {
+  const res = await fetch(url + path, {
+    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** Polls fn until it returns something truthy, failing after timeoutMs. */
+async function until(what, fn, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A loopback port nothing listens on (a webhook there fails at once). */
+async function closedPort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+  args: ['--no-sandbox', '--disable-background-networking'],
+});
+const problems = []; // CSP violations and script errors on any page
+
+async function open(token, name) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.on('console', (m) => { // refusals (401, 403) are logged by the browser too: they are the API's answers, not faults
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`${name}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`${name}: ${e.message}`));
+  if (token) {
+    await page.goto(`${url}/console#token=${encodeURIComponent(token)}`);
+    await page.getByRole('navigation', { name: 'Views' }).waitFor();
+  }
+  return page;
+}
+
+const view = (page, name) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name, exact: true }).click();
+const shot = (page, name) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e.message.split('\n')[0]}`);
+  }
+}
+
+// The fabric the checks look at: lead and its worker; a separate lead with its own child.
+const lead = await call(admin, 'POST', '/v1/nodes', { id: `lead-${run}` });
+const worker = await call(lead.token, 'POST', '/v1/nodes', { id: `worker-${run}` });
+const other = await call(admin, 'POST', '/v1/nodes', { id: `other-${run}` });
+const otherChild = await call(other.token, 'POST', '/v1/nodes', { id: `other-child-${run}` });
+let adminPage;
+
+await check('the login page logs in with the admin token, kept in session storage', async () => {
+  const page = await open(null, 'login');
+  const res = await page.goto(`${url}/console`);
+  const csp = res.headers()['content-security-policy'] || '';
+  if (!csp.includes("script-src 'self'") || !csp.includes("frame-ancestors 'none'")) throw new Error(`CSP: ${csp}`);
+  await shot(page, 'login');
+  await page.getByLabel(/Token/).fill(admin);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByText('Logged in as the admin').waitFor();
+  if (await page.evaluate(() => sessionStorage.getItem('parley.token')) !== admin) throw new Error('token not in session storage');
+  if (await page.evaluate(() => localStorage.length) !== 0) throw new Error('something was put in local storage');
+  await page.context().close();
+});
+
+await check('#token= logs in directly and the fragment is cleared at once', async () => {
+  adminPage = await open(admin, 'admin');
+  await adminPage.getByText('Logged in as the admin').waitFor();
+  if (adminPage.url().includes('#')) throw new Error(`the fragment stayed: ${adminPage.url()}`);
+});
+
+await check('a node created through the API appears in the topology', async () => {
+  const id = `joined-${run}`;
+  await call(lead.token, 'POST', '/v1/nodes', { id });
+  await adminPage.locator('#topology').getByRole('cell', { name: id, exact: true }).waitFor({ timeout: 5000 });
+  await shot(adminPage, 'topology');
+});
+
+await check('a message sent through the API appears in the live flow within 2 s', async () => {
+  await view(adminPage, 'Live flow');
+  await adminPage.getByText('Following the hub’s commits.').waitFor();
+  const text = `run the tests ${run}`;
+  await call(lead.token, 'POST', '/v1/messages', { to: worker.id, text });
+  await adminPage.locator('#flow').getByRole('cell', { name: text }).waitFor({ timeout: 2000 });
+  await shot(adminPage, 'flow');
+  await adminPage.locator('#flow tbody tr').filter({ hasText: text }).getByRole('button').click();
+  await adminPage.getByRole('heading', { name: /^Envelope / }).waitFor();
+  await shot(adminPage, 'flow-envelope');
+});
+
+await check('a dead letter is redriven from the page and its state changes', async () => {
+  const hook = await call(lead.token, 'POST', '/v1/nodes', { id: `hook-${run}` });
+  await call(admin, 'PUT', `/v1/nodes/${hook.id}/delivery`, {
+    webhook: { url: `http://127.0.0.1:${await closedPort()}/hook`, secret: 'a-secret-of-24-characters' },
+    retry: { maxAttempts: 1, baseMs: 10, capMs: 10 },
+  });
+  const sent = await call(lead.token, 'POST', '/v1/messages', { to: hook.id, text: 'lost' });
+  await until('the dead letter', async () => (await call(admin, 'GET', '/v1/dead-letters')).items.some((d) => d.id === sent.id));
+  // the operator mends the receiver (back to streams) before redriving
+  await call(admin, 'PUT', `/v1/nodes/${hook.id}/delivery`, { webhook: null });
+  await view(adminPage, 'Dead letters');
+  const redrive = adminPage.getByRole('button', { name: `Redrive ${sent.id}` });
+  await redrive.waitFor();
+  await adminPage.getByRole('button', { name: `Inspect ${sent.id}` }).click();
+  await adminPage.getByText('State: dead_lettered').waitFor();
+  await shot(adminPage, 'dead-letters');
+  await redrive.click();
+  await adminPage.getByText(`Redriven: ${sent.id} is now accepted.`).waitFor();
+  await redrive.waitFor({ state: 'detached' });
+  const state = (await call(admin, 'GET', `/v1/messages/${sent.id}`)).state;
+  if (state !== 'accepted') throw new Error(`state after redrive: ${state}`);
+  await shot(adminPage, 'dead-letters-redriven');
+});
+
+await check('a node token sees only what that node may see', async () => {
+  const page = await open(lead.token, 'lead');
+  await page.getByText('Logged in with a node token').waitFor();
+  const topology = page.locator('#topology');
+  await topology.getByRole('cell', { name: worker.id, exact: true }).waitFor();
+  if (await topology.getByRole('cell', { name: other.id, exact: true }).count()) throw new Error(`lead sees ${other.id}`);
+  await view(page, 'Live flow');
+  await page.getByText('Following the hub’s commits.').waitFor();
+  const hidden = `not for lead ${run}`;
+  const shown = `for lead ${run}`;
+  await call(other.token, 'POST', '/v1/messages', { to: otherChild.id, text: hidden });
+  await call(lead.token, 'POST', '/v1/messages', { to: worker.id, text: shown });
+  await page.locator('#flow').getByRole('cell', { name: shown }).waitFor({ timeout: 2000 });
+  if (await page.getByText(hidden).count()) throw new Error('lead saw a message between other nodes');
+  await view(page, 'Dead letters');
+  await page.locator('#dead-letters').getByText('Not permitted for this token.').waitFor();
+  await shot(page, 'node-token');
+  await page.context().close();
+});
+
+await check('the console is usable from the keyboard', async () => {
+  const page = await open(admin, 'keyboard');
+  await page.keyboard.press('Tab'); // the skip link
+  let label = '';
+  for (let i = 0; i < 12 && label !== 'Audit'; i++) {
+    await page.keyboard.press('Tab');
+    label = await page.evaluate(() => document.activeElement.textContent);
+  }
+  if (label !== 'Audit') throw new Error('Tab never reached the Audit button');
+  await page.keyboard.press('Enter');
+  await page.locator('#audit').waitFor();
+  await page.locator('#audit-node').focus();
+  await page.keyboard.type(lead.id);
+  await page.keyboard.press('Enter');
+  await page.locator('#audit').getByRole('cell', { name: worker.id }).first().waitFor();
+  await shot(page, 'audit');
+  await page.context().close();
+});
+
+await check('axe-core finds no serious or critical violations in any view', async () => {
+  const found = [];
+  for (const name of ['Topology', 'Live flow', 'Inboxes', 'Dead letters', 'Audit', 'Agents', 'Traces', 'Charts']) {
+    await view(adminPage, name);
+    await adminPage.locator('section:not([hidden]) h2', { hasText: name }).waitFor();
+    if (name === 'Charts') await adminPage.locator('.uplot').first().waitFor();
+    await adminPage.evaluate(axeSource); // evaluated by the browser's debugger, not a page script: CSP holds
+    const result = await adminPage.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    for (const v of result.violations.filter((x) => x.impact === 'serious' || x.impact === 'critical')) {
+      found.push(`${name}: ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    }
+  }
+  await shot(adminPage, 'charts');
+  if (found.length) throw new Error(found.join('; '));
+});
+
+await check('no page broke its Content-Security-Policy or threw', async () => {
+  if (problems.length) throw new Error(problems.join('; '));
+});
+
+await browser.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
