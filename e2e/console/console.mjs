@@ -127,6 +127,27 @@ await check('a message sent through the API appears in the live flow within 2 s'
   await shot(adminPage, 'flow-envelope');
 });
 
+await check('a turn recorded for a message shows as a waterfall from its envelope', async () => {
+  const text = `traced ${run}`;
+  const sent = await call(lead.token, 'POST', '/v1/messages', { to: worker.id, text });
+  const at = (ms) => new Date(Date.now() + ms).toISOString();
+  await call(worker.token, 'POST', `/v1/traces/${sent.id}.1/events`, {
+    envelope: sent.id, adapter: 'command', events: [
+      { type: 'message', id: 'e1', role: 'user', text, at: at(0) },
+      { type: 'tool_call', id: 'e2', callId: 'c1', tool: 'Bash', kind: 'execute', input: { command: 'mvn test' }, at: at(10) },
+      { type: 'tool_result', id: 'e3', parentId: 'e2', callId: 'c1', error: false, output: 'green', at: at(400) },
+      { type: 'usage', id: 'e4', inputTokens: 1200, outputTokens: 80, cacheReadTokens: 0, cacheWriteTokens: 0, at: at(450) },
+      { type: 'stop', id: 'e5', reason: 'end_turn', at: at(500) },
+    ],
+  });
+  await view(adminPage, 'Live flow');
+  await adminPage.locator('#flow tbody tr').filter({ hasText: text }).getByRole('button').click();
+  await adminPage.getByRole('button', { name: 'Show its trace' }).click();
+  await adminPage.locator('#traces').getByText('tool Bash (execute)').waitFor();
+  await adminPage.locator('#traces').getByText('usage: 1200 in, 80 out').waitFor();
+  await shot(adminPage, 'trace');
+});
+
 await check('a dead letter is redriven from the page and its state changes', async () => {
   const hook = await call(lead.token, 'POST', '/v1/nodes', { id: `hook-${run}` });
   await call(admin, 'PUT', `/v1/nodes/${hook.id}/delivery`, {

@@ -79,6 +79,42 @@ class ConsoleAndFlowTest {
         }
     }
 
+    /**
+     * A console that stops reading holds up neither the writer nor memory: the big envelopes fill
+     * the TCP buffers, the small ones after them fill its queue, and what does not fit is dropped,
+     * counted and announced once it reads again. Every send is answered meanwhile.
+     */
+    @Test
+    void aStuckFollowerLosesWhatDoesNotFitAndIsToldSo(@TempDir Path own) throws Exception {
+        try (HubFixture stalled = HubFixture.start(own,
+                c -> HubFixture.unthrottled(c).withSlowReaderTimeout(Duration.ofMinutes(10)))) {
+            String from = stalled.createNode("stuck-from", null);
+            stalled.createNodeResp(from, "stuck-to", null);
+            SseClient stuck = SseClient.open(stalled.port(), "/v1/messages/stream", stalled.admin(), null, 4096, false);
+            try (stuck) {
+                String big = "b".repeat(16 * 1024);
+                for (int i = 0; i < 512; i++) { // 8 MiB: far beyond the TCP buffers
+                    stalled.sendOk(from, "stuck-to", big);
+                }
+                for (int i = 0; i < 2 * 1024; i++) { // twice what a follower's queue holds
+                    stalled.sendOk(from, "stuck-to", "small " + i);
+                }
+                stuck.startReading();
+                stuck.expectReady(WAIT);
+                long announced = 0;
+                while (announced == 0) {
+                    SseClient.Frame frame = stuck.next(WAIT);
+                    announced = frame.comments().stream().filter(c -> c.startsWith("dropped "))
+                            .mapToLong(c -> Long.parseLong(c.substring("dropped ".length()))).sum();
+                }
+                // every drop came while it was stuck, and was announced at once when it read again
+                assertEquals(Long.toString(announced), stalled.get(stalled.admin(), "/metrics").body().lines()
+                        .filter(l -> l.startsWith("parley_flow_dropped_total ")).findFirst().orElseThrow()
+                        .substring("parley_flow_dropped_total ".length()));
+            }
+        }
+    }
+
     @Test
     void theFlowNeedsAToken() {
         assertError(hub.get(null, "/v1/messages/stream"), 401, "unauthorized");
