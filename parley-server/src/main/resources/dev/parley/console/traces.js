@@ -16,14 +16,22 @@ function label(e) {
   }
 }
 
-/** One bar per event, placed on the turn's own time axis (the browser sets sizes, no inline style). */
+/**
+ * One bar per event on the turn's time axis, from the event to the next one (a tool call: to its
+ * result); sizes are set through the DOM, as the Content-Security-Policy allows no style attribute.
+ */
 function waterfall(turn) {
-  const start = Date.parse(turn.startedAt);
-  const end = Math.max(Date.parse(turn.stoppedAt || turn.startedAt), ...turn.events.map((e) => Date.parse(e.at)), start + 1);
-  const items = turn.events.map((e) => {
+  const times = turn.events.map((e) => Date.parse(e.at));
+  const start = Math.min(Date.parse(turn.startedAt), ...times);
+  const end = Math.max(Date.parse(turn.stoppedAt || turn.startedAt), ...times, start + 1);
+  const share = (ms) => `${(ms / (end - start)) * 100}%`;
+  const items = turn.events.map((e, i) => {
+    const result = e.type === 'tool_call' && turn.events.find((r) => r.type === 'tool_result' && r.callId === e.callId);
+    const until = result ? Date.parse(result.at) : (times[i + 1] ?? end);
     const bar = h('span', { class: `bar ${e.type}` });
-    bar.style.marginLeft = `${((Date.parse(e.at) - start) / (end - start)) * 90}%`;
-    return h('li', {}, h('span', { class: 'event' }, `${e.parentId ? '↳ ' : ''}${label(e)} · +${Date.parse(e.at) - start} ms`), bar);
+    bar.style.marginLeft = share(times[i] - start);
+    bar.style.width = `max(3px, ${share(until - times[i])})`;
+    return h('li', {}, h('span', { class: 'event' }, `${e.parentId ? '↳ ' : ''}${label(e)} · +${times[i] - start} ms`), bar);
   });
   return h('section', { class: 'turn', 'aria-label': `Turn ${turn.turn}` },
     h('h3', {}, `Turn ${turn.turn} by ${turn.node} (${turn.adapter}), ${end - start} ms`), h('ol', { class: 'waterfall' }, items));
