@@ -174,7 +174,7 @@ await check('a dead letter is redriven from the page and its state changes', asy
 
 await check('a node token sees only what that node may see', async () => {
   const page = await open(lead.token, 'lead');
-  await page.getByText('Logged in with a node token').waitFor();
+  await page.getByText(`Logged in as node ${lead.id}`).waitFor();
   const topology = page.locator('#topology');
   await topology.getByRole('cell', { name: worker.id, exact: true }).waitFor();
   if (await topology.getByRole('cell', { name: other.id, exact: true }).count()) throw new Error(`lead sees ${other.id}`);
@@ -186,6 +186,12 @@ await check('a node token sees only what that node may see', async () => {
   await call(lead.token, 'POST', '/v1/messages', { to: worker.id, text: shown });
   await page.locator('#flow').getByRole('cell', { name: shown }).waitFor({ timeout: 2000 });
   if (await page.getByText(hidden).count()) throw new Error('lead saw a message between other nodes');
+  await view(page, 'Inboxes'); // its own inbox's summary, not its children's
+  const backlog = (id) => page.locator('#inboxes tbody tr').filter({ has: page.getByRole('cell', { name: id, exact: true }) })
+    .locator('td').nth(1);
+  await backlog(lead.id).waitFor();
+  if (!/^\d+$/.test(await backlog(lead.id).textContent())) throw new Error(`lead's own backlog: ${await backlog(lead.id).textContent()}`);
+  if (await backlog(worker.id).textContent() !== 'not permitted') throw new Error('lead sees its child\'s inbox');
   await view(page, 'Dead letters');
   await page.locator('#dead-letters').getByText('Not permitted for this token.').waitFor();
   await shot(page, 'node-token');
@@ -217,13 +223,14 @@ await check('axe-core finds no serious or critical violations in any view', asyn
     await view(adminPage, name);
     await adminPage.locator('section:not([hidden]) h2', { hasText: name }).waitFor();
     if (name === 'Charts') await adminPage.locator('.uplot').first().waitFor();
+    if (name === 'Inboxes') await adminPage.locator('#inboxes tbody tr').first().waitFor();
+    await shot(adminPage, `view-${name.toLowerCase().replace(' ', '-')}`);
     await adminPage.evaluate(axeSource); // evaluated by the browser's debugger, not a page script: CSP holds
     const result = await adminPage.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
     for (const v of result.violations.filter((x) => x.impact === 'serious' || x.impact === 'critical')) {
       found.push(`${name}: ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
     }
   }
-  await shot(adminPage, 'charts');
   if (found.length) throw new Error(found.join('; '));
 });
 

@@ -35,7 +35,7 @@ async function whoami() {
     await api('/v1/policy'); // only the admin may read the policy
     return { admin: true };
   } catch (e) {
-    if (e instanceof Refused && e.status === 403) return { admin: false };
+    if (e instanceof Refused && e.status === 403) return { admin: false, node: (await api('/v1/inbox/summary')).node };
     throw e;
   }
 }
@@ -58,9 +58,9 @@ async function start() {
     return;
   }
   $('login').remove();
-  $('who').textContent = who.admin ? 'Logged in as the admin' : 'Logged in with a node token';
+  $('who').textContent = who.admin ? 'Logged in as the admin' : `Logged in as node ${who.node}`;
   $('logout').hidden = false;
-  const ctx = { admin: who.admin, show };
+  const ctx = { ...who, show };
   const nav = $('views');
   const main = $('main');
   for (const view of VIEWS) {

@@ -7,9 +7,6 @@ const seen = []; // newest first
 let ctx; let rows; let detail; let status; let dropped = 0;
 const filter = { node: '', kind: '', thread: '' };
 
-/** The newest envelope to `node` this page has seen, if any. */
-export const lastTo = (node) => seen.find((e) => e.to === node);
-
 function matches(e) {
   return (!filter.node || e.from === filter.node || e.to === filter.node)
     && (!filter.kind || e.kind === filter.kind)

@@ -1,9 +1,13 @@
-// Inboxes: per node, how it is reached (stream or webhook), retries, redelivery, dead letters, last envelope seen.
+// Inboxes: per node, its backlog and last delivery, how it is reached (stream or webhook), retries,
+// redelivery, dead letters.
 import { api, notPermitted } from './api.js';
 import { h, table, notPermittedNote, failure, time } from './dom.js';
-import { lastTo } from './flow.js';
 
-let list;
+let list; let ctx;
+
+/** The admin reads any inbox's summary; a node only its own. */
+const summary = (node) => api(ctx.admin ? `/v1/nodes/${node}/inbox/summary` : '/v1/inbox/summary')
+  .then((s) => (s.node === node ? s : null), () => null);
 
 async function refresh() {
   let nodes;
@@ -15,23 +19,25 @@ async function refresh() {
   }
   const letters = await api('/v1/dead-letters?limit=1000').then((d) => d.items, () => null);
   const rows = await Promise.all(nodes.map(async (n) => {
-    const delivery = await api(`/v1/nodes/${n.id}/delivery`).catch(() => null);
-    const last = lastTo(n.id);
+    const [inbox, delivery] = await Promise.all([summary(n.id), api(`/v1/nodes/${n.id}/delivery`).catch(() => null)]);
     return [n.id,
+      inbox ? inbox.backlog : 'not permitted',
+      inbox ? inbox.head : '—',
+      inbox && inbox.lastDeliveredAt ? time(inbox.lastDeliveredAt) : '—',
       delivery ? (delivery.webhook ? `webhook ${delivery.webhook.url}` : 'stream') : 'not permitted',
       delivery ? `${delivery.retry.maxAttempts} attempts from ${delivery.retry.baseMs} ms` : '—',
       delivery && delivery.redeliverAfterMs ? `after ${delivery.redeliverAfterMs} ms` : 'off',
-      letters ? letters.filter((d) => d.node === n.id).length : 'not permitted',
-      last ? `${time(last.createdAt)} (${last.kind} from ${last.from})` : '—'];
+      letters ? letters.filter((d) => d.node === n.id).length : 'not permitted'];
   }));
   list.replaceChildren(table(`${nodes.length} inboxes`,
-    ['Node', 'Delivery', 'Retries', 'Redelivery', 'Dead letters', 'Last envelope seen here'], rows));
+    ['Node', 'Backlog', 'Head seq', 'Last delivery', 'Delivery', 'Retries', 'Redelivery', 'Dead letters'], rows));
 }
 
 export default {
   id: 'inboxes',
   title: 'Inboxes',
-  init(section) {
+  init(section, context) {
+    ctx = context;
     list = h('div', {});
     section.append(h('button', { type: 'button', onclick: refresh }, 'Refresh'), list);
   },

@@ -116,6 +116,28 @@ class ConsoleAndFlowTest {
     }
 
     @Test
+    void anInboxSummarySaysItsBacklogAndLastDelivery() {
+        String token = hub.createNodeResp(lead, "flow-summarized", null).text("token");
+        hub.sendOk(lead, "flow-summarized", "one");
+        hub.sendOk(lead, "flow-summarized", "two");
+        HubFixture.Resp before = hub.get(hub.admin(), "/v1/nodes/flow-summarized/inbox/summary");
+        assertEquals(200, before.status(), before::toString);
+        assertEquals(2, before.num("head"));
+        assertEquals(2, before.num("backlog"));
+        assertTrue(before.get("lastDeliveredAt").isNull(), before::toString);
+
+        assertEquals(2, hub.get(token, "/v1/inbox").items().size()); // a page read by its owner takes delivery
+        HubFixture.Resp after = hub.get(token, "/v1/inbox/summary");
+        assertEquals("flow-summarized", after.text("node"));
+        assertEquals(2, after.num("head"));
+        assertEquals(0, after.num("backlog"));
+        assertTrue(after.text("lastDeliveredAt").endsWith("Z"), after::toString);
+
+        assertError(hub.get(lead, "/v1/nodes/flow-summarized/inbox/summary"), 403, "forbidden");
+        assertError(hub.get(hub.admin(), "/v1/inbox/summary"), 403, "forbidden");
+    }
+
+    @Test
     void theFlowNeedsAToken() {
         assertError(hub.get(null, "/v1/messages/stream"), 401, "unauthorized");
         assertError(hub.get("pn_nobody", "/v1/messages/stream"), 401, "unauthorized");
