@@ -198,6 +198,19 @@ await check('a node token sees only what that node may see', async () => {
   await page.context().close();
 });
 
+await check('a managed agent is stopped and started again from the page', async () => {
+  const id = `upper-${run}`;
+  await call(admin, 'POST', '/v1/agents', { spec: `id: ${id}\nrunner: command\ncommand: [sh, -c, "tr a-z A-Z"]\nwake: on-message\n` });
+  await view(adminPage, 'Agents');
+  await adminPage.getByRole('button', { name: `Stop ${id}` }).click();
+  await adminPage.getByText(`${id} is stopped.`).waitFor();
+  await adminPage.getByRole('button', { name: `Start ${id}`, exact: true }).click();
+  await adminPage.getByText(new RegExp(`^${id} is (idle|running)\\.$`)).waitFor();
+  await adminPage.getByRole('button', { name: `Logs of ${id}` }).click();
+  await adminPage.getByRole('heading', { name: `Last lines of ${id}` }).waitFor();
+  await shot(adminPage, 'agents');
+});
+
 await check('the console is usable from the keyboard', async () => {
   const page = await open(admin, 'keyboard');
   await page.keyboard.press('Tab'); // the skip link

@@ -4,13 +4,16 @@ import { h, table, notPermittedNote, failure } from './dom.js';
 
 let list; let logs; let status;
 
+const stopped = (agent) => agent.state === 'stopped' || agent.state === 'failed';
+
 async function refresh() {
   try {
     const { items } = await api('/v1/agents');
     list.replaceChildren(table(`${items.length} managed agents`, ['Agent', 'Parent', 'Runner', 'Wake', 'State', 'Failure', 'Actions'],
       items.map((a) => [a.id, a.parent || '—', a.runner, a.wake, a.state, a.failure || '—', h('span', { class: 'actions' },
         h('button', { type: 'button', onclick: () => tail(a.id), 'aria-label': `Logs of ${a.id}` }, 'Logs'),
-        h('button', { type: 'button', onclick: () => act(a.id, 'restart'), 'aria-label': `Start or restart ${a.id}` }, 'Restart'),
+        stopped(a) ? h('button', { type: 'button', onclick: () => act(a.id, 'restart'), 'aria-label': `Start ${a.id}` }, 'Start')
+          : h('button', { type: 'button', onclick: () => act(a.id, 'restart'), 'aria-label': `Restart ${a.id}` }, 'Restart'),
         h('button', { type: 'button', onclick: () => act(a.id, 'stop'), 'aria-label': `Stop ${a.id}` }, 'Stop'))]),
       'No managed agents.'));
   } catch (e) {
@@ -20,7 +23,9 @@ async function refresh() {
 
 async function tail(id) {
   try {
-    logs.replaceChildren(h('h3', {}, `Last lines of ${id}`), h('pre', { tabindex: '0' }, await api(`/v1/agents/${id}/logs?lines=100`)));
+    const text = await api(`/v1/agents/${id}/logs?lines=100`);
+    logs.replaceChildren(h('h3', {}, `Last lines of ${id}`),
+      text.trim() ? h('pre', { tabindex: '0' }, text) : h('p', { class: 'empty' }, 'No log lines yet.'));
   } catch (e) {
     logs.replaceChildren(notPermitted(e) ? notPermittedNote() : failure(e));
   }
