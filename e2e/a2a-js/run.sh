@@ -6,58 +6,14 @@
 # creates nodes, runs a2a.mjs (send, stream, get, list, subscribe, cancel, push configs, ACL),
 # and stops the hub. Closing line: "N passed, M failed"; exit 1 when any failed or none ran.
 set -euo pipefail
+name=a2a-js
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 . "$root/scripts/jdk.sh"
-jar="${PARLEY_JAR:-$root/parley-cli/target/parley.jar}"
-if [ ! -f "$jar" ]; then
-  echo "a2a-js: $jar is missing; build it first (mvn -DskipTests package)" >&2
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-
-cd "$here"
-if ! npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log; then
-  cat npm-ci.log >&2
-  echo "a2a-js: npm ci failed" >&2
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-rm -f npm-ci.log
-
-work="$(mktemp -d)"
-hub_pid=""
-cleanup() {
-  if [ -n "$hub_pid" ]; then
-    kill "$hub_pid" 2>/dev/null || true
-    wait "$hub_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-: >"$work/hub.out"
+. "$root/e2e/hub.sh"
+e2e_npm_ci
 admin="pa_a2a-e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-PARLEY_ADMIN_TOKEN="$admin" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$jar" \
-  serve --data "$work/data" --host 127.0.0.1 --port 0 >"$work/hub.out" 2>"$work/hub.err" &
-hub_pid=$!
-url=""
-for _ in $(seq 1 300); do
-  url="$(sed -n 's/^parley hub listening on \(http:[^ ]*\)$/\1/p' "$work/hub.out" 2>/dev/null | head -n 1 || true)"
-  [ -n "$url" ] && break
-  if ! kill -0 "$hub_pid" 2>/dev/null; then
-    cat "$work/hub.err" >&2
-    echo "a2a-js: the hub did not start" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-  sleep 0.2
-done
-if [ -z "$url" ]; then
-  echo "a2a-js: the hub did not report its address in time" >&2
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+e2e_start_hub "$admin"
 
 echo "a2a-js: @a2a-js/sdk $(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$here/node_modules/@a2a-js/sdk/package.json" \
   | head -n 1) against $url"

@@ -70,6 +70,9 @@ public interface EventStore extends AutoCloseable {
     /** The highest seq committed to {@code node}'s inbox, 0 when empty. */
     long headSeq(NodeId node);
 
+    /** {@code node}'s inbox at a glance: head seq, envelopes never delivered, the newest delivered one's time. */
+    InboxSummary inboxSummary(NodeId node);
+
     /**
      * The envelopes in {@code node}'s inbox of one chat conversation (meta {@code chat.group} =
      * {@code group}) up to seq {@code upTo}, newest first, at most {@code limit}: context-only

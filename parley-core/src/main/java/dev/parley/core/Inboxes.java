@@ -112,6 +112,11 @@ public final class Inboxes {
         return store.headSeq(inbox.node);
     }
 
+    /** The inbox at a glance (the console's Inboxes view); marks nothing. */
+    public InboxSummary summary(Inbox inbox) {
+        return store.inboxSummary(inbox.node);
+    }
+
     /**
      * A stream wrote {@code written}: for the owner they are delivered (marks of many streams
      * are gathered into one write), and an ack check follows when the node's policy asks for one.

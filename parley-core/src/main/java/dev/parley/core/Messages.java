@@ -40,14 +40,18 @@ public final class Messages {
      */
     static MessageRecord visible(EventStore store, Principal caller, String id) {
         MessageRecord record = store.message(id).orElseThrow(() -> notFound(id));
-        boolean party = switch (caller) {
-            case Principal.Admin a -> true;
-            case Principal.Caller c -> c.id().equals(record.envelope().from()) || c.id().equals(record.envelope().to());
-        };
-        if (!party) {
+        if (!visibleTo(caller, record.envelope())) {
             throw notFound(id);
         }
         return record;
+    }
+
+    /** Whether {@code caller} may see {@code envelope}: its sender, its receiver or the admin. */
+    public static boolean visibleTo(Principal caller, Envelope envelope) {
+        return switch (caller) {
+            case Principal.Admin a -> true;
+            case Principal.Caller c -> c.id().equals(envelope.from()) || c.id().equals(envelope.to());
+        };
     }
 
     /** The envelope's receiver, when {@code caller} is it; 403 for its sender, 404 for anyone else. */

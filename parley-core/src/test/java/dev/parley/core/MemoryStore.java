@@ -165,6 +165,13 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
+    public synchronized InboxSummary inboxSummary(NodeId node) {
+        List<Envelope> inbox = inboxAfter(node, 0, Integer.MAX_VALUE);
+        return new InboxSummary(node, headSeq(node), inbox.stream().filter(e -> !deliveredAt.containsKey(e.id())).count(),
+                inbox.reversed().stream().map(e -> deliveredAt.get(e.id())).filter(java.util.Objects::nonNull).findFirst());
+    }
+
+    @Override
     public GraphSnapshot loadGraph() {
         throw new UnsupportedOperationException("the core's services never load the graph");
     }

@@ -55,6 +55,7 @@ import dev.parley.server.delivery.Courier;
 import dev.parley.server.delivery.Dispatcher;
 import dev.parley.server.delivery.InboxFeeds;
 import dev.parley.server.delivery.InboxStream;
+import dev.parley.server.delivery.MessageFlow;
 import dev.parley.server.delivery.ReplyWaiters;
 import dev.parley.server.delivery.StreamWatchdog;
 import dev.parley.server.http.Connections;
@@ -75,6 +76,7 @@ import dev.parley.server.rest.AdmissionRoutes;
 import dev.parley.server.rest.AgentRoutes;
 import dev.parley.server.rest.CapabilityRoutes;
 import dev.parley.server.rest.ChatRoutes;
+import dev.parley.server.rest.ConsoleRoutes;
 import dev.parley.server.chat.ChatOutbox;
 import dev.parley.server.rest.BroadcastRoutes;
 import dev.parley.server.rest.DeadLetterRoutes;
@@ -139,7 +141,8 @@ public final class Hub implements AutoCloseable {
 
     private final WebServer server;
     private final SqliteStore store;
-    private final InboxFeeds feeds;
+    /** Ends every open stream: the inboxes' and the message flow's. */
+    private final Runnable endStreams;
     /** Background services, stopped in this order after the listener and before the store. */
     private final List<AutoCloseable> services;
     private final McpRoutes mcp;
@@ -152,14 +155,14 @@ public final class Hub implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
-    private Hub(WebServer server, SqliteStore store, InboxFeeds feeds, List<AutoCloseable> services, McpRoutes mcp,
+    private Hub(WebServer server, SqliteStore store, Runnable endStreams, List<AutoCloseable> services, McpRoutes mcp,
                 Admission admission, String adminToken, boolean adminTokenCreated, String host, Sweeper sweeper,
                 Scheduler scheduler) {
         this.sweeper = sweeper;
         this.scheduler = scheduler;
         this.server = server;
         this.store = store;
-        this.feeds = feeds;
+        this.endStreams = endStreams;
         this.services = List.copyOf(services);
         this.mcp = mcp;
         this.admission = admission;
@@ -281,6 +284,9 @@ public final class Hub implements AutoCloseable {
             services.add(watchdog);
             Inboxes inboxes = new Inboxes(store, policies, registry, clock);
             InboxStream stream = new InboxStream(inboxes, feeds, watchdog, metrics, config.heartbeat());
+            // The live flow of every commit (the console's), each follower shown what it may see.
+            MessageFlow flow = new MessageFlow(watchdog, metrics, config.heartbeat());
+            committed.add(flow);
             A2aTaskWatch a2aWatch = new A2aTaskWatch();
             A2aPushes a2aPushes = new A2aPushes(new TaskWebhooks(store.taskWebhooks(sealer), policies, livePolicy, clock),
                     livePolicy, ids, clock);
@@ -320,7 +326,7 @@ public final class Hub implements AutoCloseable {
                     .register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
-            new MessageRoutes(router, schedules, messages, claims, waiters, metrics).register(routes);
+            new MessageRoutes(router, schedules, messages, claims, waiters, metrics, flow).register(routes);
             new ScheduleRoutes(schedules).register(routes);
             new InboxRoutes(inboxes, stream).register(routes);
             new DeliveryRoutes(policies).register(routes);
@@ -352,6 +358,7 @@ public final class Hub implements AutoCloseable {
             new PolicyRoutes(livePolicy, new AccessPolicy(graph, livePolicy.quiet()), graph, clock).register(routes);
             new SchemaRoutes(schemas).register(routes);
             new PeerRoutes(peers).register(routes);
+            new ConsoleRoutes().register(routes); // static files only: the pages call the routes above
             McpRoutes mcp = new McpRoutes(new LocalHubPort.Services(router, messages, registry, inboxes, peers,
                     permissions, metrics),
                     graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
@@ -392,7 +399,10 @@ public final class Hub implements AutoCloseable {
             services.add(sweeper.start(config.sweepInterval()));
             // Then what fell due while the hub was down fires, once per schedule.
             services.add(scheduler.start(schedules));
-            Hub hub = new Hub(server, store, feeds, services, mcp, admission, admin, created[0], config.host(), sweeper,
+            Hub hub = new Hub(server, store, () -> {
+                feeds.closeAll();
+                flow.closeAll();
+            }, services, mcp, admission, admin, created[0], config.host(), sweeper,
                     scheduler);
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()
                     + " (" + snapshot.nodes().size() + " nodes)");
@@ -488,7 +498,7 @@ public final class Hub implements AutoCloseable {
             return;
         }
         LOG.info("parley hub shutting down");
-        feeds.closeAll();
+        endStreams.run();
         server.stop();
         stop(services);
         store.close();

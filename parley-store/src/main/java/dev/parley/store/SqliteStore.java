@@ -14,6 +14,7 @@ import dev.parley.core.GrantTarget;
 import dev.parley.core.GraphSnapshot;
 import dev.parley.core.MessageRecord;
 import dev.parley.core.Node;
+import dev.parley.core.InboxSummary;
 import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.Notifier;
@@ -486,6 +487,28 @@ public final class SqliteStore implements EventStore {
     /** Payload schemas, on the same writer and readers. */
     public SqliteSchemas schemas() {
         return new SqliteSchemas(writer, readers);
+    }
+
+    /**
+     * The backlog counts over the partial index of undelivered envelopes; the last delivery is
+     * that of the newest delivered envelope, found walking back from the head.
+     */
+    @Override
+    public InboxSummary inboxSummary(NodeId node) {
+        return readers.read(s -> {
+            var select = s.get("SELECT coalesce(max(seq), 0),"
+                    + " (SELECT count(*) FROM envelopes WHERE to_node = ?1 AND delivered_at IS NULL),"
+                    + " (SELECT delivered_at FROM envelopes WHERE to_node = ?1 AND delivered_at IS NOT NULL"
+                    + " ORDER BY seq DESC LIMIT 1)"
+                    + " FROM envelopes WHERE to_node = ?1");
+            select.setString(1, node.value());
+            try (var rs = select.executeQuery()) {
+                rs.next();
+                long delivered = rs.getLong(3);
+                Optional<Instant> lastDelivered = rs.wasNull() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(delivered));
+                return new InboxSummary(node, rs.getLong(1), rs.getLong(2), lastDelivered);
+            }
+        });
     }
 
     @Override

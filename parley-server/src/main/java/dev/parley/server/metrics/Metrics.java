@@ -23,6 +23,8 @@ public final class Metrics implements CommitObserver {
     final LongAdder sendsDenied = new LongAdder();
     public final LongAdder slowReadersDisconnected = new LongAdder();
     public final AtomicInteger openStreams = new AtomicInteger();
+    /** Envelopes a live message flow (the console's) dropped for a follower that fell behind. */
+    public final LongAdder flowDropped = new LongAdder();
 
     // Delivery after acceptance: pushes, retries, redeliveries, dead letters, missed deadlines.
     public final LongAdder pushes = new LongAdder();
@@ -123,6 +125,8 @@ public final class Metrics implements CommitObserver {
         commitLatency.render(out);
         pushLatency.render(out);
         gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
+        counter(out, "parley_flow_dropped_total", "Envelopes the live message flow dropped for a follower that fell behind.",
+                flowDropped.sum());
         gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",
                 backlog.getAsLong());
         renderFederation(out);

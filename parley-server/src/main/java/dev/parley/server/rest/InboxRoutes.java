@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * The caller's inbox as SSE or JSON pages, and the admin's view of any inbox; {@link Inboxes}
+ * The caller's inbox as SSE or JSON pages or a summary, and the admin's view of any inbox; {@link Inboxes}
  * says who may read which and whose reads take delivery.
  */
 public final class InboxRoutes {
@@ -31,7 +31,9 @@ public final class InboxRoutes {
         routes.get("/v1/inbox/stream", ex -> stream(ex, inboxes.own(ex.caller())))
                 .get("/v1/inbox", ex -> page(ex, inboxes.own(ex.caller())))
                 .get("/v1/nodes/{id}/inbox/stream", ex -> stream(ex, inboxes.of(ex.caller(), ex.path("id"))))
-                .get("/v1/nodes/{id}/inbox", ex -> page(ex, inboxes.of(ex.caller(), ex.path("id"))));
+                .get("/v1/nodes/{id}/inbox", ex -> page(ex, inboxes.of(ex.caller(), ex.path("id"))))
+                .get("/v1/inbox/summary", ex -> summary(ex, inboxes.own(ex.caller())))
+                .get("/v1/nodes/{id}/inbox/summary", ex -> summary(ex, inboxes.of(ex.caller(), ex.path("id"))));
     }
 
     /** A cursor ({@code Last-Event-ID}, else {@code ?after=}) wins over {@code ?replay=}, which is for cursor-less starts. */
@@ -42,6 +44,11 @@ public final class InboxRoutes {
                 : ex.longQuery("after", 0, Long.MAX_VALUE, ErrorCode.INVALID_CURSOR);
         Replay replay = ex.query("replay").map(Replay::parse).orElse(Replay.UNDELIVERED);
         stream.serve(inbox, cursor, replay, ex.response());
+    }
+
+    /** Head seq, backlog and last delivery: reading it takes no delivery. */
+    private void summary(Exchange ex, Inboxes.Inbox inbox) {
+        ex.json(200, Views.inboxSummary(inboxes.summary(inbox)));
     }
 
     private void page(Exchange ex, Inboxes.Inbox inbox) {

@@ -14,6 +14,7 @@ import dev.parley.core.Router;
 import dev.parley.core.ScheduleRequest;
 import dev.parley.core.Schedules;
 import dev.parley.core.SendRequest;
+import dev.parley.server.delivery.MessageFlow;
 import dev.parley.server.delivery.ReplyWaiters;
 import dev.parley.server.http.Body;
 import dev.parley.server.http.Exchange;
@@ -30,7 +31,7 @@ import java.util.regex.Pattern;
 
 /**
  * {@code /v1/messages}: send (now, or later with {@code deliverAt} or {@code cron}: a schedule),
- * status, claim, heartbeat, ack and reply.
+ * status, claim, heartbeat, ack and reply; and the live flow of what is committed, as SSE.
  */
 public final class MessageRoutes {
     /** Envelope ids are UUIDs; anything else cannot name a message. */
@@ -45,9 +46,11 @@ public final class MessageRoutes {
     private final ReplyWaiters waiters;
     private final Metrics metrics;
     private final Schedules schedules;
+    private final MessageFlow flow;
 
     public MessageRoutes(Router router, Schedules schedules, Messages messages, Claims claims, ReplyWaiters waiters,
-                         Metrics metrics) {
+                         Metrics metrics, MessageFlow flow) {
+        this.flow = flow;
         this.router = router;
         this.schedules = schedules;
         this.messages = messages;
@@ -58,6 +61,7 @@ public final class MessageRoutes {
 
     public void register(Routes routes) {
         routes.post("/v1/messages", this::send)
+                .get("/v1/messages/stream", this::flow) // before {mid}: the first matching route wins
                 .get("/v1/messages/{mid}", this::status)
                 .post("/v1/messages/{mid}/claim", this::claim)
                 .post("/v1/messages/{mid}/heartbeat", this::heartbeat)
@@ -102,6 +106,12 @@ public final class MessageRoutes {
         out.set("request", Views.accepted(appended));
         out.set("reply", Json.envelopeTree(reply.get()));
         ex.json(200, out);
+    }
+
+    /** Every envelope committed from now on that the caller may see, until it leaves or its token stops working. */
+    private void flow(Exchange ex) {
+        var caller = ex.caller();
+        flow.serve(caller, () -> ex.optionalCaller().equals(Optional.of(caller)), ex.response());
     }
 
     private void status(Exchange ex) {

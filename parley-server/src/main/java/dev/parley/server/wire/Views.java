@@ -19,6 +19,7 @@ import dev.parley.core.Timing;
 import dev.parley.core.TaskState;
 import dev.parley.core.AuditRecord;
 import dev.parley.core.Grant;
+import dev.parley.core.InboxSummary;
 import dev.parley.core.Inboxes;
 import dev.parley.core.MessageRecord;
 import dev.parley.core.Node;
@@ -484,6 +485,15 @@ public final class Views {
     }
 
     /** {@code {"items":[…],"next":seq}}: one page of an inbox. */
+    public static ObjectNode inboxSummary(InboxSummary summary) {
+        ObjectNode out = Json.object();
+        out.put("node", summary.node().value());
+        out.put("head", summary.head());
+        out.put("backlog", summary.backlog());
+        out.put("lastDeliveredAt", summary.lastDelivered().map(Json::time).orElse(null));
+        return out;
+    }
+
     public static ObjectNode inboxPage(Inboxes.Page page) {
         ObjectNode out = Json.object();
         var items = out.putArray("items");

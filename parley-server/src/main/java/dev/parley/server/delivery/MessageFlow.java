@@ -1,0 +1,177 @@
+package dev.parley.server.delivery;
+
+import dev.parley.core.Envelope;
+import dev.parley.core.Messages;
+import dev.parley.core.Notifier;
+import dev.parley.core.Principal;
+import dev.parley.server.metrics.Metrics;
+import dev.parley.server.wire.Json;
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.ServerConnectionException;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The live flow of committed envelopes ({@code GET /v1/messages/stream}, the console's feed):
+ * each follower gets, as Server-Sent Events, every envelope committed while it follows that
+ * its caller may see ({@link Messages#visibleTo}: all of them for the admin). Live only: no
+ * replay, no cursor. The store's writer hands each envelope over without waiting: a follower
+ * holds at most {@link #QUEUE} envelopes not yet written, and what does not fit is dropped,
+ * counted ({@code parley_flow_dropped_total}) and announced to it as {@code : dropped N}.
+ */
+public final class MessageFlow implements Notifier {
+    private static final Logger LOG = Logger.getLogger(MessageFlow.class.getName());
+    static final int QUEUE = 1024;
+    private static final byte[] READY = ": parley ready\nretry: 1000\n\n".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
+
+    private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
+    private final StreamWatchdog watchdog;
+    private final Metrics metrics;
+    private final long heartbeatNanos;
+    private volatile boolean closed;
+
+    public MessageFlow(StreamWatchdog watchdog, Metrics metrics, Duration heartbeat) {
+        this.watchdog = watchdog;
+        this.metrics = metrics;
+        this.heartbeatNanos = heartbeat.toNanos();
+    }
+
+    @Override
+    public void committed(Envelope envelope) {
+        for (Follower follower : followers) {
+            follower.offer(envelope);
+        }
+    }
+
+    /**
+     * Streams to {@code viewer} until it leaves, the hub stops, or {@code stillValid} turns false
+     * (its token was rotated or its node deleted: the token is checked again before each write).
+     */
+    public void serve(Principal viewer, BooleanSupplier stillValid, ServerResponse response) {
+        response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        response.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        Follower follower = new Follower(viewer);
+        followers.add(follower);
+        StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
+        try (OutputStream out = response.outputStream()) {
+            watch.write(out, READY);
+            while (!closed) {
+                Taken taken = follower.take(heartbeatNanos);
+                if (closed || !stillValid.getAsBoolean()) {
+                    break;
+                }
+                watch.write(out, frames(taken));
+            }
+        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+            LOG.log(watch.tripped() ? Level.WARNING : Level.FINE, "a message flow stream of " + viewer.name()
+                    + " ended" + (watch.tripped() ? " for a reader that stopped reading" : ": " + e));
+        } finally {
+            Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
+            followers.remove(follower);
+            watchdog.unwatch(watch);
+        }
+    }
+
+    /** Ends every stream (shutdown). */
+    public void closeAll() {
+        closed = true;
+        followers.forEach(Follower::wake);
+    }
+
+    /** One {@code event: <kind>} frame per envelope, after a {@code : dropped N} comment if any were dropped; else a heartbeat. */
+    private byte[] frames(Taken taken) {
+        if (taken.envelopes().isEmpty() && taken.dropped() == 0) {
+            return HEARTBEAT;
+        }
+        ByteArrayOutputStream frames = new ByteArrayOutputStream(taken.envelopes().size() * 512 + 32);
+        if (taken.dropped() > 0) {
+            frames.writeBytes((": dropped " + taken.dropped() + "\n\n").getBytes(StandardCharsets.UTF_8));
+        }
+        for (Envelope envelope : taken.envelopes()) {
+            frames.writeBytes(("event: " + envelope.kind() + "\ndata: ").getBytes(StandardCharsets.UTF_8));
+            frames.writeBytes(Json.envelope(envelope));
+            frames.write('\n');
+            frames.write('\n');
+        }
+        return frames.toByteArray();
+    }
+
+    private record Taken(List<Envelope> envelopes, long dropped) {
+    }
+
+    /** One open stream: its caller and the envelopes committed for it and not yet written. */
+    private final class Follower {
+        private final Principal viewer;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition arrived = lock.newCondition();
+        private final ArrayDeque<Envelope> queue = new ArrayDeque<>();
+        private long dropped;
+
+        Follower(Principal viewer) {
+            this.viewer = viewer;
+        }
+
+        /** Called by the writer after a commit: never waits for the reader. */
+        void offer(Envelope envelope) {
+            if (!Messages.visibleTo(viewer, envelope)) {
+                return;
+            }
+            lock.lock();
+            try {
+                if (queue.size() < QUEUE) {
+                    queue.add(envelope);
+                } else {
+                    dropped++;
+                    metrics.flowDropped.increment();
+                }
+                arrived.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void wake() {
+            lock.lock();
+            try {
+                arrived.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** What arrived, waiting up to {@code nanos} for something (empty: time for a heartbeat). */
+        Taken take(long nanos) throws InterruptedException {
+            lock.lock();
+            try {
+                long left = nanos;
+                while (queue.isEmpty() && dropped == 0 && !closed && left > 0) {
+                    left = arrived.awaitNanos(left);
+                }
+                List<Envelope> envelopes = new ArrayList<>(queue);
+                queue.clear();
+                Taken taken = new Taken(envelopes, dropped);
+                dropped = 0;
+                return taken;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+}

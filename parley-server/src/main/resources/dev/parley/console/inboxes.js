@@ -1,0 +1,45 @@
+// Inboxes: per node, its backlog and last delivery, how it is reached (stream or webhook), retries,
+// redelivery, dead letters.
+import { api, notPermitted } from './api.js';
+import { h, table, notPermittedNote, failure, time } from './dom.js';
+
+let list; let ctx;
+
+/** The admin reads any inbox's summary; a node only its own. */
+const summary = (node) => api(ctx.admin ? `/v1/nodes/${node}/inbox/summary` : '/v1/inbox/summary')
+  .then((s) => (s.node === node ? s : null), () => null);
+
+async function refresh() {
+  let nodes;
+  try {
+    nodes = (await api('/v1/nodes')).items;
+  } catch (e) {
+    list.replaceChildren(notPermitted(e) ? notPermittedNote() : failure(e));
+    return;
+  }
+  const letters = await api('/v1/dead-letters?limit=1000').then((d) => d.items, () => null);
+  const rows = await Promise.all(nodes.map(async (n) => {
+    const [inbox, delivery] = await Promise.all([summary(n.id), api(`/v1/nodes/${n.id}/delivery`).catch(() => null)]);
+    return [n.id,
+      inbox ? inbox.backlog : 'not permitted',
+      inbox ? inbox.head : '—',
+      inbox && inbox.lastDeliveredAt ? time(inbox.lastDeliveredAt) : '—',
+      delivery ? (delivery.webhook ? `webhook ${delivery.webhook.url}` : 'stream') : 'not permitted',
+      delivery ? `${delivery.retry.maxAttempts} attempts from ${delivery.retry.baseMs} ms` : '—',
+      delivery && delivery.redeliverAfterMs ? `after ${delivery.redeliverAfterMs} ms` : 'off',
+      letters ? letters.filter((d) => d.node === n.id).length : 'not permitted'];
+  }));
+  list.replaceChildren(table(`${nodes.length} inboxes`,
+    ['Node', 'Backlog', 'Head seq', 'Last delivery', 'Delivery', 'Retries', 'Redelivery', 'Dead letters'], rows));
+}
+
+export default {
+  id: 'inboxes',
+  title: 'Inboxes',
+  init(section, context) {
+    ctx = context;
+    list = h('div', {});
+    section.append(h('button', { type: 'button', onclick: refresh }, 'Refresh'), list);
+  },
+  show: refresh,
+};
