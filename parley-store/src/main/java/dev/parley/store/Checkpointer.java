@@ -32,6 +32,11 @@ import java.util.logging.Logger;
  * notices (the writer nudges; without commits, a look every 10 ms): how far the WAL gets past
  * the threshold depends on how fast the restart runs, not on a polling interval that a fast
  * disk would fill many megabytes in.
+ *
+ * <p>How fast the restart runs depends on this thread getting a core. On a busy machine the
+ * writer can commit many batches before it does, so past {@link #HOLD_FACTOR} times the
+ * threshold the writer waits after its commit (up to {@link #HOLD_MAX_MILLIS}) for the next
+ * restart: the WAL's bound then holds however the threads are scheduled.
  */
 final class Checkpointer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Checkpointer.class.getName());
@@ -39,6 +44,10 @@ final class Checkpointer implements AutoCloseable {
     private static final long LOOK_MILLIS = 10;
     /** The default WAL size past which the log is restarted. */
     static final long RESTART_AT_BYTES = 32L << 20;
+    /** Past this many times the restart threshold, the writer waits for a restart before its next commit. */
+    static final long HOLD_FACTOR = 4;
+    /** Longest the writer waits for a restart after one commit: a checkpoint that cannot run must not stop commits. */
+    static final long HOLD_MAX_MILLIS = 1_000;
     /** How long a checkpoint waits for a lock inside SQLite; a restart should meet none, the pauses see to that. */
     static final int LOCK_WAIT_MILLIS = 100;
 
@@ -62,6 +71,11 @@ final class Checkpointer implements AutoCloseable {
     private long noRestartBefore;
     /** The log length a restart last left behind: until the writer starts the log over, there is nothing to restart. */
     private long restartedAt = -1;
+    /**
+     * A restart was done that the writer's next commit starts the log over after; guarded by
+     * {@code this}. A writer held past the bound waits for it.
+     */
+    private boolean restartPending;
 
     Checkpointer(Path file, Writer writer, ReadPool readers, long restartAtBytes) throws SQLException {
         this.connection = Connections.open(file, Connections.Role.CHECKPOINTER);
@@ -111,11 +125,33 @@ final class Checkpointer implements AutoCloseable {
         }
     }
 
-    /** A group commit ended: the WAL may have grown past the threshold. */
+    /**
+     * A group commit ended: the WAL may have grown past the threshold. Called by the writer,
+     * which waits here for the next restart when the WAL is past {@link #HOLD_FACTOR} times it.
+     */
     void nudge() {
         if (nudged.availablePermits() == 0) {
             nudged.release();
         }
+        boolean pastBound = walFileBytes() > HOLD_FACTOR * restartAtBytes;
+        synchronized (this) {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOLD_MAX_MILLIS);
+            for (long left = HOLD_MAX_MILLIS; pastBound && !restartPending && !closed && left > 0;
+                 left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
+                try {
+                    wait(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            restartPending = false; // the commit that follows starts the log over
+        }
+    }
+
+    private synchronized void restarted() {
+        restartPending = true;
+        notifyAll();
     }
 
     private void restart() throws InterruptedException, SQLException {
@@ -131,6 +167,7 @@ final class Checkpointer implements AutoCloseable {
             noRestartBefore = System.nanoTime() + PASSIVE_NANOS;
         } else {
             restartedAt = restart.walFrames();
+            restarted();
         }
         LOG.fine(() -> String.format("WAL restart checkpoint: %s, %d of %d frames copied, writer held %.1f ms",
                 restart.busy() ? "a lock stayed, later again" : "done", restart.copiedFrames(), restart.walFrames(),
@@ -156,6 +193,9 @@ final class Checkpointer implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        synchronized (this) {
+            notifyAll(); // a writer waiting for a restart goes on
+        }
         thread.interrupt();
         try (Statement statement = connection.createStatement()) {
             thread.join(5_000);

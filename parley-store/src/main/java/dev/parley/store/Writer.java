@@ -136,7 +136,10 @@ final class Writer implements AutoCloseable {
         return health;
     }
 
-    /** Runs {@code nudge} on the writer's thread after each group commit: it must only signal, never wait. */
+    /**
+     * Runs {@code nudge} on the writer's thread after each group commit, outside the commit
+     * lock: it signals, and may hold the next commit back only for a bounded time.
+     */
     void afterEachCommit(Runnable nudge) {
         this.afterCommit = nudge;
     }
