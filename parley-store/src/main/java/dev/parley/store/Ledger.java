@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -59,22 +60,39 @@ final class Ledger {
      */
     static List<Envelope> markDelivered(Statements statements, List<Envelope> delivered, Instant at,
                                         Optional<Duration> redeliverAfter) throws SQLException {
-        var update = statements.get("UPDATE envelopes SET delivered_at = ?, state = CASE WHEN state IN ("
-                + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END WHERE id = ? AND delivered_at IS NULL");
-        for (Envelope envelope : delivered) {
-            update.setLong(1, at.toEpochMilli());
-            update.setString(2, envelope.id());
-            update.addBatch();
+        if (delivered.isEmpty()) {
+            return List.of();
         }
-        int[] counts = update.executeBatch();
-        List<Envelope> marked = new ArrayList<>(counts.length);
-        for (int i = 0; i < counts.length; i++) {
-            if (counts[i] == 1) {
-                marked.add(delivered.get(i));
-                oweStep(statements, delivered.get(i).id(), delivered.get(i).from().value(), DeliveryState.DELIVERED, at,
-                        "delivered");
+        // One statement for the whole list, however long: a stream's page or many streams' marks.
+        var update = statements.get("UPDATE envelopes SET delivered_at = ?1, state = CASE WHEN state IN ("
+                + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END"
+                + " WHERE id IN (SELECT value FROM json_each(?2)) AND delivered_at IS NULL RETURNING id");
+        update.setLong(1, at.toEpochMilli());
+        update.setString(2, idArray(delivered));
+        Set<String> changed = new HashSet<>();
+        try (var rs = update.executeQuery()) {
+            while (rs.next()) {
+                changed.add(rs.getString(1));
             }
         }
+        List<Envelope> marked = new ArrayList<>(changed.size());
+        for (Envelope envelope : delivered) {
+            if (changed.remove(envelope.id())) { // the first of an envelope listed twice
+                marked.add(envelope);
+            }
+        }
+        if (marked.isEmpty()) {
+            return marked;
+        }
+        // What oweStep owes for each, in one statement: a step for the gateways that own the senders.
+        var owe = statements.get("INSERT INTO relay (gateway, kind, envelope_id, state, at, detail)"
+                + " SELECT n.gateway, 'ack', e.id, ?1, ?2, 'delivered' FROM json_each(?3) j"
+                + " JOIN envelopes e ON e.id = j.value JOIN nodes n ON n.id = e.from_node"
+                + " WHERE n.gateway IS NOT NULL ORDER BY j.key");
+        owe.setString(1, DeliveryState.DELIVERED.wire());
+        owe.setLong(2, at.toEpochMilli());
+        owe.setString(3, idArray(marked));
+        owe.executeUpdate();
         if (redeliverAfter.isPresent()) {
             for (Envelope envelope : marked) {
                 schedule(statements, envelope.id(), DeliveryStore.Purpose.REDELIVER, at.plus(redeliverAfter.get()),
@@ -82,6 +100,10 @@ final class Ledger {
             }
         }
         return marked;
+    }
+
+    private static String idArray(List<Envelope> envelopes) {
+        return Rows.jsonArray(envelopes.stream().map(Envelope::id).toList());
     }
 
     /**

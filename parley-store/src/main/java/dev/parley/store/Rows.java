@@ -53,6 +53,13 @@ final class Rows {
         }
     }
 
+    /** {@code values} as a JSON array of strings, for {@code json_each(?)} in a statement. */
+    static String jsonArray(java.util.Collection<String> values) {
+        var array = JSON.createArrayNode();
+        values.forEach(array::add);
+        return array.toString();
+    }
+
     static Map<String, String> stringMap(String json) throws SQLException {
         if (json == null) {
             return Map.of();

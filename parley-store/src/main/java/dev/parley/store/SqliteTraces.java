@@ -18,8 +18,6 @@ public final class SqliteTraces implements TraceStore {
     private static final String TURN_COLUMNS = "node, id, envelope_id, adapter, trace_id, span_id, parent_span,"
             + " started_at, stopped_at, events, chars";
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
-
     private final Writer writer;
     private final ReadPool readers;
 
@@ -123,11 +121,7 @@ public final class SqliteTraces implements TraceStore {
 
     @Override
     public List<Turn> turnsOfTrace(String traceId, Optional<Set<NodeId>> owners, int limit) {
-        String among = owners.map(o -> {
-            var array = JSON.createArrayNode();
-            o.forEach(node -> array.add(node.value()));
-            return array.toString();
-        }).orElse(null);
+        String among = owners.map(o -> Rows.jsonArray(o.stream().map(NodeId::value).toList())).orElse(null);
         return readers.read(s -> {
             var select = s.get("SELECT " + TURN_COLUMNS + " FROM turns WHERE trace_id = ?1 AND (?2 IS NULL"
                     + " OR node IN (SELECT value FROM json_each(?2))) ORDER BY started_at, node, id LIMIT ?3");
