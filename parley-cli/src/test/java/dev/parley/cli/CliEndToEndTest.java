@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The CLI against a real hub, in-process: each command runs through
- * {@code new CommandLine(new ParleyCommand())} with captured stdout and stderr, exactly as
+ * {@link ParleyCommand#all()} with captured stdout and stderr, exactly as
  * {@link Main} runs it, minus the process exit.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
