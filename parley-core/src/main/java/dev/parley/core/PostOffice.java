@@ -1,5 +1,6 @@
 package dev.parley.core;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -119,7 +120,7 @@ final class PostOffice {
      * One direct send of a batch: its target, its draft, its reply deadline if asked for, and
      * the refusal its caller found before any decision (a {@code from} that is not the sender).
      */
-    record Item(NodeId to, Draft draft, Optional<java.time.Instant> replyBy, Optional<ParleyException> refused) {
+    record Item(NodeId to, Draft draft, Optional<Instant> replyBy, Optional<ParleyException> refused) {
     }
 
     /**

@@ -136,17 +136,17 @@ public final class Exchange {
         return Body.parse(rawBody(limit));
     }
 
-    private byte[] rawBody(long maxBodyBytes) {
-        if (request.headers().contentLength().orElse(0) > maxBodyBytes) {
-            throw tooLarge(maxBodyBytes);
+    private byte[] rawBody(long limit) {
+        if (request.headers().contentLength().orElse(0) > limit) {
+            throw tooLarge(limit);
         }
         if (!request.content().hasEntity()) {
             return new byte[0];
         }
         try (InputStream in = request.content().inputStream()) {
-            byte[] bytes = in.readNBytes((int) maxBodyBytes + 1);
-            if (bytes.length > maxBodyBytes) {
-                throw tooLarge(maxBodyBytes);
+            byte[] bytes = in.readNBytes((int) limit + 1);
+            if (bytes.length > limit) {
+                throw tooLarge(limit);
             }
             return bytes;
         } catch (IOException e) {
@@ -189,8 +189,8 @@ public final class Exchange {
         response.send(bytes);
     }
 
-    private static ParleyException tooLarge(long maxBodyBytes) {
+    private static ParleyException tooLarge(long limit) {
         return new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than the limit of "
-                + maxBodyBytes + " bytes");
+                + limit + " bytes");
     }
 }
