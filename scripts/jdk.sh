@@ -3,7 +3,16 @@
 # (or $PARLEY_JVM_DIR), else a clear failure.
 
 parley_java_major() {
-  # Prints the feature version of the java binary given, or nothing.
+  # Prints the feature version of the java binary given, or nothing: read from its JDK's
+  # release file (JAVA_VERSION="25.0.3"), which costs no JVM start; else asked of the JVM.
+  local release="${1%/bin/java}/release" line
+  if [ -f "$release" ]; then
+    while IFS= read -r line; do
+      case "$line" in
+        JAVA_VERSION=*) line="${line#JAVA_VERSION=\"}"; echo "${line%%[.\"]*}"; return 0 ;;
+      esac
+    done < "$release"
+  fi
   "$1" -XshowSettings:properties -version 2>&1 \
     | awk -F'= ' '/java.specification.version/ {print $2; exit}' | cut -d. -f1
 }

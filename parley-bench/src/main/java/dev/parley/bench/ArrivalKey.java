@@ -18,6 +18,11 @@ enum ArrivalKey {
         }
 
         @Override
+        int ofBatchAck(HttpConnection answered, long[] keys) {
+            return answered.bodyLongFields(SEQ_FIELD, keys);
+        }
+
+        @Override
         long ofEvent(long sseId, byte[] data, int dataLength) {
             return sseId;
         }
@@ -27,6 +32,11 @@ enum ArrivalKey {
         @Override
         long ofAck(HttpConnection answered) {
             return uuidKey(answered.body(), answered.bodyLength());
+        }
+
+        @Override
+        int ofBatchAck(HttpConnection answered, long[] keys) {
+            throw new UnsupportedOperationException("batches are measured on one hub, matched by seq");
         }
 
         @Override
@@ -47,6 +57,9 @@ enum ArrivalKey {
 
     /** The key of the send {@code answered} acknowledged with a 202, or -1 when the body has none. */
     abstract long ofAck(HttpConnection answered);
+
+    /** The keys of a batch's answer, one per accepted message in order, into {@code keys}; returns how many. */
+    abstract int ofBatchAck(HttpConnection answered, long[] keys);
 
     /** The key of an SSE frame ({@code sseId} is its {@code id:} or -1), or -1 when it has none. */
     abstract long ofEvent(long sseId, byte[] data, int dataLength);

@@ -21,7 +21,9 @@ import picocli.CommandLine.Spec;
  * JetStream: a {@code nats-server -js} started by the bench on a free loopback port with a
  * temporary store, one file-storage stream, N synchronous publishers of the same request
  * bodies, one ordered consumer per subject ({@link JetStreamWorkload}). Latency is send
- * start to arrival at the reader on both sides.
+ * start to arrival at the reader on both sides. With {@code --batch N}, Parley's senders POST
+ * N envelopes per request to {@code /v1/messages:batch} (one commit each) and JetStream's
+ * publishers publish asynchronously with up to N PubAcks outstanding.
  */
 @Command(name = "compare", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchCompareCommand",
         description = {"Run the same send workload on Parley and on NATS JetStream and compare them.",
@@ -79,6 +81,13 @@ public final class BenchCompareCommand implements Callable<Integer> {
     @Option(names = "--only", description = "Run one side only: parley or jetstream (no ratio).")
     String only;
 
+    @Option(names = "--batch", paramLabel = "N", defaultValue = "1",
+            description = "Producers send in batches of N (1 to 1000): Parley's senders POST N envelopes per request to "
+                    + "/v1/messages:batch (one fsynced commit each, every envelope counted); JetStream's publishers use "
+                    + "publishAsync with up to N PubAcks outstanding (default: ${DEFAULT-VALUE}, single sends and "
+                    + "synchronous publishes).")
+    int batch;
+
     /** CPU readings at a window edge: this process, a server process, the machine. */
     private record Cpu(long selfNanos, long serverTicks, long[] machine) {
         static Cpu now(long serverPid) {
@@ -130,7 +139,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         double loadBefore = BenchSupport.loadAverage();
         boolean child = hubMode.equals("child");
         try (BenchHub hub = child ? BenchHub.child(bench.serve(spec), List.of(), List.of(), 0) : BenchHub.inProcess();
-             ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err)) {
+             ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err).batch(batch)) {
             BenchSupport.progress(err, "parley: hub " + (child ? "pid " + hub.pid() + " " : "in this JVM ") + "at "
                     + hub.url());
             work.createNodes(hub);
@@ -148,7 +157,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         int conns = jetstreamConnections != null ? jetstreamConnections : load.senders;
         try (NatsServerProcess server = NatsServerProcess.start(jetstreamSync.equals("always"), err);
              JetStreamWorkload work = new JetStreamWorkload(server.url(), load.senders, targets.inboxes, load.size, conns,
-                     err)) {
+                     batch, err)) {
             work.setUp();
             Cpu[] edges = new Cpu[2];
             LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(server.pid()),
@@ -181,6 +190,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
         if (jetstreamConnections != null && jetstreamConnections < 1) {
             throw new ParameterException(spec.commandLine(), "--jetstream-connections must be at least 1");
         }
+        if (batch < 1 || batch > 1000) {
+            throw new ParameterException(spec.commandLine(), "--batch must be between 1 and 1000 (the hub's batch limit)");
+        }
         if (only != null && !only.equals("parley") && !only.equals("jetstream")) {
             throw new ParameterException(spec.commandLine(), "--only must be parley or jetstream");
         }
@@ -188,7 +200,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
 
     private void print(PrintWriter out, Side parley, Side jetstream, String natsVersion) {
         out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %d s, "
-                + "window %d s per side%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds);
+                + "window %d s per side%s%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds,
+                batch > 1 ? ", batches of " + batch + " (parley: POST /v1/messages:batch; jetstream: publishAsync, "
+                        + batch + " acks outstanding)" : "");
         String fmt = "  %-10s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s%n";
         out.printf(Locale.ROOT, fmt, "side", "sends/s", "p50 ms", "p99 ms", "max ms", "ack p50", "ack p99", "errors",
                 "lost", "load", "server", "client", "machine");
@@ -236,6 +250,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
             o.put("size", load.size);
             o.put("warmupSeconds", window.warmup);
             o.put("seconds", window.seconds);
+            o.put("batch", batch);
             o.put("hub", hubMode);
             o.put("jetstreamSync", jetstreamSync);
             o.put("jetstreamConnections", jetstreamConnections != null ? jetstreamConnections : load.senders);

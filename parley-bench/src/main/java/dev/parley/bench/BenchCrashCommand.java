@@ -1,7 +1,7 @@
 package dev.parley.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.parley.bench.http.HttpConnection;
 import dev.parley.bench.http.SseStream;
 import java.io.IOException;
@@ -93,6 +93,12 @@ public final class BenchCrashCommand implements Callable<Integer> {
                     + "(default: 0, off).")
     double walEvery;
 
+    @Option(names = "--batch", paramLabel = "N", defaultValue = "1",
+            description = "Each request carries N envelopes (1 to 1000) through POST /v1/messages:batch and is resent whole "
+                    + "until answered; a batch resent after a kill must come back all duplicates (it had been "
+                    + "committed) or none (it had not) (default: ${DEFAULT-VALUE}: single sends).")
+    int batch;
+
     private volatile boolean stopSending;
     private volatile boolean stopReading;
     private String host;
@@ -167,6 +173,7 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 }
                 r.inDoubt += s.inDoubt;
                 r.inDoubtCommitted += s.inDoubtCommitted;
+                r.halfCommitted += s.halfCommitted;
                 r.unresolved += s.unresolved;
                 r.errors += s.errors;
                 s.errorKinds.forEach((kind, n) -> r.errorKinds.merge(kind, n, Long::sum));
@@ -207,7 +214,7 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 walSamples = wal.samples();
             }
             print(out, r, upSeconds, restartSeconds, walSamples, walAtKills);
-            return r.lost == 0 && r.duplicates == 0 && r.accepted > 0 ? 0 : 1;
+            return r.lost == 0 && r.duplicates == 0 && r.halfCommitted == 0 && r.accepted > 0 ? 0 : 1;
         } finally {
             stopSending = true;
             stopReading = true;
@@ -241,6 +248,7 @@ public final class BenchCrashCommand implements Callable<Integer> {
         long answeredTwice;
         long inDoubt;
         long inDoubtCommitted;
+        long halfCommitted;
         long unresolved;
         long errors;
         final Map<String, Long> errorKinds = new TreeMap<>();
@@ -326,6 +334,7 @@ public final class BenchCrashCommand implements Callable<Integer> {
         volatile long count;
         long inDoubt;
         long inDoubtCommitted;
+        long halfCommitted;
         long unresolved;
         long errors;
         final Map<String, Long> errorKinds = new TreeMap<>();
@@ -343,23 +352,30 @@ public final class BenchCrashCommand implements Callable<Integer> {
             try {
                 long k = 0;
                 while (!stopSending) {
-                    int target = (int) ((index + k) % inboxIds.length);
-                    String marker = "crash-s" + index + "-" + k++;
-                    ObjectNode body = BenchSupport.JSON.createObjectNode();
-                    body.put("to", inboxIds[target]);
-                    body.put("text", marker + " " + pad);
-                    body.put("messageId", marker);
+                    int[] to = new int[batch];
+                    ArrayNode messages = BenchSupport.JSON.createArrayNode();
+                    for (int j = 0; j < batch; j++) {
+                        to[j] = (int) ((index + k) % inboxIds.length);
+                        String marker = "crash-s" + index + "-" + k++;
+                        messages.addObject().put("to", inboxIds[to[j]]).put("text", marker + " " + pad)
+                                .put("messageId", marker);
+                    }
+                    JsonNode body = batch == 1 ? messages.get(0) : BenchSupport.JSON.createObjectNode().set("messages", messages);
                     byte[] bytes = body.toString().getBytes(StandardCharsets.UTF_8);
-                    byte[] head = HttpConnection.head("POST", "/v1/messages", conn.hostHeader(), token,
-                            "application/json", bytes.length);
-                    sendUntilAnswered(conn, head, bytes, target);
+                    byte[] head = HttpConnection.head("POST", batch == 1 ? "/v1/messages" : "/v1/messages:batch",
+                            conn.hostHeader(), token, "application/json", bytes.length);
+                    sendUntilAnswered(conn, head, bytes, to);
                 }
             } finally {
                 conn.close();
             }
         }
 
-        private void sendUntilAnswered(HttpConnection conn, byte[] head, byte[] body, int target) {
+        /** One envelope of an answer: its id, and whether it was the first answer to its messageId again. */
+        private record Answered(String id, boolean duplicate) {
+        }
+
+        private void sendUntilAnswered(HttpConnection conn, byte[] head, byte[] body, int[] to) {
             boolean doubt = false;
             long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (System.nanoTime() < giveUp) {
@@ -375,22 +391,25 @@ public final class BenchCrashCommand implements Callable<Integer> {
                     continue;
                 }
                 if (status == 202 || status == 200) {
-                    String id = firstId(conn.body(), conn.bodyLength());
-                    long seq = conn.bodyLongField(SEQ_FIELD);
-                    if (id == null || seq < 0) {
-                        error("answer " + status + " without id/seq");
+                    List<Answered> answered = batch == 1 ? single(conn, status) : results(conn);
+                    if (answered.size() != to.length) {
+                        error("answer " + status + " without an id and seq for every envelope");
                         return;
                     }
+                    long duplicates = answered.stream().filter(Answered::duplicate).count();
                     if (doubt) {
-                        inDoubt++;
-                        if (status == 200) {
-                            inDoubtCommitted++;
+                        inDoubt += to.length;
+                        inDoubtCommitted += duplicates;
+                        if (duplicates != 0 && duplicates != to.length) {
+                            halfCommitted++; // one transaction per request: all of it or none
                         }
-                    } else if (status == 200) {
+                    } else if (duplicates > 0) {
                         error("200 duplicate for a request sent once");
                     }
-                    ids.add(id);
-                    inboxes.add(target);
+                    for (int j = 0; j < to.length; j++) {
+                        ids.add(answered.get(j).id());
+                        inboxes.add(to[j]);
+                    }
                     count = ids.size();
                     return;
                 }
@@ -402,6 +421,28 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 return;
             }
             unresolved++;
+        }
+
+        /** A single send's answer: 202, or 200 for a duplicate; empty without an id and seq. */
+        private static List<Answered> single(HttpConnection conn, int status) {
+            String id = firstId(conn.body(), conn.bodyLength());
+            return id == null || conn.bodyLongField(SEQ_FIELD) < 0 ? List.of() : List.of(new Answered(id, status == 200));
+        }
+
+        /** A batch's answer: each result with an id and seq; an item without them ends the list there. */
+        private static List<Answered> results(HttpConnection conn) {
+            List<Answered> out = new ArrayList<>();
+            try {
+                for (JsonNode result : BenchSupport.JSON.readTree(conn.bodyText()).path("results")) {
+                    if (!result.path("id").isTextual() || !result.path("seq").isNumber()) {
+                        break;
+                    }
+                    out.add(new Answered(result.path("id").asText(), result.path("duplicate").asBoolean(false)));
+                }
+            } catch (IOException e) {
+                return List.of();
+            }
+            return out;
         }
 
         private void error(String kind) {
@@ -523,6 +564,9 @@ public final class BenchCrashCommand implements Callable<Integer> {
         if (settle < 0) {
             throw new ParameterException(spec.commandLine(), "--settle must not be negative");
         }
+        if (batch < 1 || batch > 1000) {
+            throw new ParameterException(spec.commandLine(), "--batch must be between 1 and 1000 (the hub's batch limit)");
+        }
         if (walEvery < 0) {
             throw new ParameterException(spec.commandLine(), "--wal-every must not be negative");
         }
@@ -538,6 +582,10 @@ public final class BenchCrashCommand implements Callable<Integer> {
         report.row("accepted (202, or 200 on a resend)", "%,d", r.accepted);
         report.row("in doubt at a kill, resent", "%,d (had been committed: %,d; had not: %,d)", r.inDoubt,
                 r.inDoubtCommitted, r.inDoubt - r.inDoubtCommitted);
+        if (batch > 1) {
+            report.row("batches half committed (resent, some duplicates)", "%,d of batches of %d", r.halfCommitted,
+                    batch);
+        }
         report.row("lost (accepted, never read)", "%,d", r.lost);
         report.row("duplicates (an id read twice)", "%,d", r.duplicates);
         report.row("seq gaps / regressions at readers", "%,d / %,d", r.seqGaps, r.seqRegressions);
@@ -563,6 +611,8 @@ public final class BenchCrashCommand implements Callable<Integer> {
         report.put("inboxes", targets.inboxes);
         report.put("inDoubt", r.inDoubt);
         report.put("inDoubtCommitted", r.inDoubtCommitted);
+        report.put("batch", batch);
+        report.put("halfCommitted", r.halfCommitted);
         report.put("seqGaps", r.seqGaps);
         report.put("seqRegressions", r.seqRegressions);
         report.put("readerReconnects", r.reconnects);

@@ -16,10 +16,13 @@ import io.nats.client.api.StreamConfiguration;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,6 +32,9 @@ import java.util.concurrent.TimeUnit;
  * (on a consumer connection, each with its own dispatcher thread); N publishers each
  * publish synchronously (waiting for the PubAck) the same request bodies the Parley senders
  * POST, publisher <i>i</i>'s <i>k</i>-th message going to subject <i>(i + k) mod M</i>.
+ * With a window W above 1 (the JetStream side of a batch comparison), each publisher
+ * publishes asynchronously ({@code publishAsync}) with up to W PubAcks outstanding, taking
+ * the oldest before publishing past W; a message's ack time is when its publisher took it.
  * Latency is publish start to the message's arrival at its consumer, matched by stream seq.
  */
 final class JetStreamWorkload implements AutoCloseable {
@@ -39,6 +45,7 @@ final class JetStreamWorkload implements AutoCloseable {
     private final int subjects;
     private final int size;
     private final int connections;
+    private final int window;
     private final PrintWriter err;
     private final List<Connection> opened = new ArrayList<>();
     private final String[] subjectNames;
@@ -70,7 +77,13 @@ final class JetStreamWorkload implements AutoCloseable {
      *                    spread over them round-robin; equal to {@code publishers}: one each)
      */
     JetStreamWorkload(String url, int publishers, int subjects, int size, int connections, PrintWriter err) {
+        this(url, publishers, subjects, size, connections, 1, err);
+    }
+
+    /** @param window PubAcks each publisher may have outstanding (1: synchronous publishes) */
+    JetStreamWorkload(String url, int publishers, int subjects, int size, int connections, int window, PrintWriter err) {
         this.url = url;
+        this.window = window;
         this.publishers = publishers;
         this.subjects = subjects;
         this.size = size;
@@ -114,12 +127,17 @@ final class JetStreamWorkload implements AutoCloseable {
                 + " ordered push consumers");
     }
 
-    /** One synchronous publisher. */
+    /** One publisher: synchronous, or asynchronous with up to {@link #window} PubAcks outstanding. */
     private final class Publisher implements LoadResult.Worker {
+        /** A message published and not yet acknowledged. */
+        private record Pending(long start, int target, CompletableFuture<PublishAck> ack) {
+        }
+
         private final int index;
         private final JetStream js;
         private final byte[][] bodies;
         private final SendLog log = new SendLog();
+        private final ArrayDeque<Pending> outstanding = new ArrayDeque<>();
         private volatile boolean stop;
 
         Publisher(int index, JetStream js, byte[][] bodies) {
@@ -144,10 +162,17 @@ final class JetStreamWorkload implements AutoCloseable {
             while (!stop) {
                 int target = (int) (k++ % subjects);
                 long t0 = System.nanoTime();
-                PublishAck ack;
                 try {
-                    ack = js.publish(subjectNames[target], bodies[target]);
-                } catch (IOException | JetStreamApiException | RuntimeException e) {
+                    if (window == 1) {
+                        PublishAck ack = js.publish(subjectNames[target], bodies[target]);
+                        log.record(t0, System.nanoTime(), target, ack.getSeqno());
+                        continue;
+                    }
+                    outstanding.add(new Pending(t0, target, js.publishAsync(subjectNames[target], bodies[target])));
+                    if (outstanding.size() >= window) {
+                        takeOldest();
+                    }
+                } catch (IOException | JetStreamApiException | RuntimeException | ExecutionException e) {
                     log.error(e.getClass().getSimpleName());
                     try {
                         Thread.sleep(10);
@@ -155,11 +180,28 @@ final class JetStreamWorkload implements AutoCloseable {
                         Thread.currentThread().interrupt();
                         return;
                     }
-                    continue;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
-                long t1 = System.nanoTime();
-                log.record(t0, t1, target, ack.getSeqno());
             }
+            while (!outstanding.isEmpty()) { // what is still in flight counts like any other publish
+                try {
+                    takeOldest();
+                } catch (ExecutionException | RuntimeException e) {
+                    log.error(e.getClass().getSimpleName());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+
+        /** Waits for the oldest outstanding PubAck and logs its message. */
+        private void takeOldest() throws ExecutionException, InterruptedException {
+            Pending oldest = outstanding.poll();
+            PublishAck ack = oldest.ack().get();
+            log.record(oldest.start(), System.nanoTime(), oldest.target(), ack.getSeqno());
         }
     }
 
@@ -180,7 +222,8 @@ final class JetStreamWorkload implements AutoCloseable {
             workers[i] = new Publisher(i, contexts[i % connections], bodies);
         }
         BenchSupport.progress(err, "publishing: " + publishers + " publishers on " + connections + " connections -> "
-                + subjects + " subjects, warm-up " + warmup + " s, window " + seconds + " s");
+                + subjects + " subjects" + (window > 1 ? ", publishAsync with " + window + " acks outstanding" : "")
+                + ", warm-up " + warmup + " s, window " + seconds + " s");
         return LoadResult.measure(workers, "bench-pub", readers, warmup, seconds, drainSeconds, atStart, atEnd);
     }
 

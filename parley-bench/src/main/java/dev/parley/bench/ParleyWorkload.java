@@ -50,6 +50,16 @@ final class ParleyWorkload implements AutoCloseable {
     private ObjectNode data;
     private java.util.Map<String, String> inboxLabels = java.util.Map.of();
     private java.util.Map<String, String> senderLabels = java.util.Map.of();
+    private int batch = 1;
+
+    /**
+     * Each sender sends {@code size} envelopes per request through {@code POST /v1/messages:batch}
+     * (1: single sends to {@code /v1/messages}). One hub only: a batch's answer is matched by seq.
+     */
+    ParleyWorkload batch(int size) {
+        this.batch = size;
+        return this;
+    }
 
     /** Every send carries {@code kind} (null: the default) and {@code data} (null: none) besides its text. */
     ParleyWorkload payload(String sendKind, ObjectNode sendData) {
@@ -144,6 +154,28 @@ final class ParleyWorkload implements AutoCloseable {
             }
         }
         return bodies;
+    }
+
+    /**
+     * The bodies of batch requests: body j is {@code {"messages": [...]}} with the sends
+     * {@code bodies[j]}, {@code bodies[j + 1]}, … ({@code size} of them, wrapping around).
+     */
+    static byte[][] batches(byte[][] bodies, int size) {
+        byte[][] out = new byte[bodies.length][];
+        for (int j = 0; j < bodies.length; j++) {
+            java.io.ByteArrayOutputStream batch = new java.io.ByteArrayOutputStream(size * (bodies[0].length + 1) + 16);
+            batch.writeBytes("{\"messages\":[".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            for (int k = 0; k < size; k++) {
+                if (k > 0) {
+                    batch.write(',');
+                }
+                batch.writeBytes(bodies[(j + k) % bodies.length]);
+            }
+            batch.write(']');
+            batch.write('}');
+            out[j] = batch.toByteArray();
+        }
+        return out;
     }
 
     /** Creates the lead, the inboxes and the senders (tokens are kept for later restarts). */
@@ -305,6 +337,10 @@ final class ParleyWorkload implements AutoCloseable {
         byte[][] bodies = requestBodies();
         ArrivalKey key = arrivalKey();
         int g = hubs.size();
+        if (batch > 1 && g > 1) {
+            throw new IllegalStateException("batches are measured on one hub");
+        }
+        byte[][] batched = batch > 1 ? batches(bodies, batch) : bodies;
         ClosedLoopSender[] workers = new ClosedLoopSender[senders];
         for (int i = 0; i < senders; i++) {
             Endpoint at = hubs.get(i % g);
@@ -317,13 +353,16 @@ final class ParleyWorkload implements AutoCloseable {
             for (int t = 0; t < targets.length; t++) {
                 mine[t] = bodies[targets[t]];
             }
+            if (batch > 1) {
+                mine = batched; // one hub: every sender's bodies are all of them, built once
+            }
             HttpConnection conn = new HttpConnection(at.host(), at.port(), 30_000);
-            byte[] head = HttpConnection.head("POST", "/v1/messages", conn.hostHeader(), senderTokens[i],
-                    "application/json", bodies[0].length);
-            workers[i] = new ClosedLoopSender(i, conn, head, mine, targets, key);
+            byte[] head = HttpConnection.head("POST", batch > 1 ? "/v1/messages:batch" : "/v1/messages",
+                    conn.hostHeader(), senderTokens[i], "application/json", mine[0].length);
+            workers[i] = new ClosedLoopSender(i, conn, head, mine, targets, key, batch);
         }
-        BenchSupport.progress(err, "sending: " + senders + " senders -> " + inboxes + " inboxes, warm-up " + warmup
-                + " s, window " + seconds + " s");
+        BenchSupport.progress(err, "sending: " + senders + " senders -> " + inboxes + " inboxes"
+                + (batch > 1 ? ", batches of " + batch : "") + ", warm-up " + warmup + " s, window " + seconds + " s");
         return LoadResult.measure(workers, "bench-send", readers, warmup, seconds, drainSeconds, atStart, atEnd);
     }
 

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -28,20 +30,42 @@ class BenchQuickTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void compareQuickGivesFiguresForBothSides() throws Exception {
+        compareQuick();
+    }
+
+    /** Batches on the Parley side, publishAsync on JetStream's: every envelope of every batch accepted and streamed. */
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void compareQuickWithBatchesLosesNothing() throws Exception {
+        BenchRun run = compareQuick("--batch", "50");
+        assertEquals(50, run.result().path("batch").asInt(), run.context());
+        assertEquals(0, run.result().path("parley").path("errors").asLong(),
+                "every batch answered with every envelope accepted" + run.context());
+        assertEquals(0, run.result().path("jetstream").path("errors").asLong(), run.context());
+    }
+
+    /**
+     * {@code bench compare --quick --json} with {@code options}: figures for both sides, nothing
+     * Parley accepted lost or streamed twice, a ratio; the ratio is logged, never asserted.
+     */
+    private static BenchRun compareQuick(String... options) throws Exception {
         Assumptions.assumeTrue(NatsServerProcess.find().isPresent(),
                 "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
-        BenchRun run = BenchRun.bench("compare", "--quick", "--json");
+        List<String> args = new ArrayList<>(List.of("compare", "--quick", "--json"));
+        args.addAll(List.of(options));
+        BenchRun run = BenchRun.bench(args.toArray(String[]::new));
         assertFigures(run.result().path("parley"), "parley", run.context());
         assertFigures(run.result().path("jetstream"), "jetstream", run.context());
         assertEquals(0, run.result().path("parley").path("lost").asLong(), "parley: accepted but never streamed" + run.context());
         assertEquals(0, run.result().path("parley").path("duplicates").asLong(), run.context());
         assertTrue(run.result().path("ratio").isNumber(), "no ratio" + run.context());
-        System.out.printf("bench compare --quick: parley/jetstream throughput ratio %.3f (parley %.0f/s p99 %.1f ms, "
-                        + "jetstream %.0f/s p99 %.1f ms); timing is logged, never asserted%n",
+        System.out.printf("bench %s: parley/jetstream throughput ratio %.3f (parley %.0f/s p99 %.1f ms, "
+                        + "jetstream %.0f/s p99 %.1f ms); timing is logged, never asserted%n", String.join(" ", args),
                 run.result().path("ratio").asDouble(), run.result().path("parley").path("perSec").asDouble(),
                 run.result().path("parley").path("p99Ms").asDouble(), run.result().path("jetstream").path("perSec").asDouble(),
                 run.result().path("jetstream").path("p99Ms").asDouble());
         assertEquals(0, run.code(), "bench exit code" + run.context());
+        return run;
     }
 
     @Test

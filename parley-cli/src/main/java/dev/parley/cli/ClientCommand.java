@@ -62,6 +62,11 @@ abstract class ClientCommand implements Callable<Integer> {
         this.status = exitStatus;
     }
 
+    /** What the command will end with so far. */
+    protected final int exitStatus() {
+        return status;
+    }
+
     protected final PrintWriter out() {
         return spec.commandLine().getOut();
     }

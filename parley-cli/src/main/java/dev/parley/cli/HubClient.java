@@ -15,9 +15,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.StringJoiner;
 import java.util.function.Consumer;
+
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 
 /**
  * The hub's HTTP API as the commands need it: JSON in, JSON out, and every failure turned
@@ -43,12 +48,30 @@ final class HubClient implements AutoCloseable {
      * Run under a span ({@code TRACEPARENT} set, as a turn's runner sets it), its requests continue it.
      */
     HubClient(URI hub, String token) {
-        // HTTP/1.1 explicitly: the hub speaks it, and this avoids the h2c upgrade dance.
-        this(hub, token == null ? null : "Bearer " + token, HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(CONNECT_TIMEOUT)
-                .build(), dev.parley.core.TraceContext.parse(System.getenv(dev.parley.core.TraceContext.VARIABLE))
+        this(hub, token == null ? null : "Bearer " + token, http(hub),
+                dev.parley.core.TraceContext.parse(System.getenv(dev.parley.core.TraceContext.VARIABLE))
                 .map(dev.parley.core.TraceContext::traceparent).orElse(null));
+    }
+
+    /**
+     * The HTTP client for {@code hub}. HTTP/1.1 explicitly: the hub speaks it, and this avoids
+     * the h2c upgrade dance. A plain {@code http://} hub needs no TLS: given no context of its
+     * own, the client would load the JDK's default one (parsing its CA certificates), a good
+     * share of a one-shot command's start.
+     */
+    private static HttpClient http(URI hub) {
+        HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CONNECT_TIMEOUT);
+        if ("http".equals(hub.getScheme())) {
+            try {
+                SSLContext none = SSLContext.getInstance("TLS");
+                none.init(new KeyManager[0], new TrustManager[0], null);
+                http.sslContext(none);
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("TLS is not available in this JDK", e);
+            }
+        }
+        return http.build();
     }
 
     private HubClient(URI hub, String bearer, HttpClient http, String traceparent) {

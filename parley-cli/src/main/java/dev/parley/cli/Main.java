@@ -1,7 +1,6 @@
 package dev.parley.cli;
 
 import dev.parley.server.HubLogManager;
-import picocli.CommandLine;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,7 +18,7 @@ public final class Main {
         // LogManager first, which reads this property too early. A class literal does not.
         System.setProperty("java.util.logging.manager", HubLogManager.class.getName());
         routeLogsToStderr();
-        System.exit(new CommandLine(new ParleyCommand()).execute(args));
+        System.exit(ParleyCommand.forArgs(args).execute(args));
     }
 
     /**

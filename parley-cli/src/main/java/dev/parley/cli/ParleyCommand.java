@@ -1,49 +1,22 @@
 package dev.parley.cli;
 
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.ScopeType;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Predicate;
+
 /**
- * {@code parley}: the root command. Tests drive it in-process with
- * {@code new CommandLine(new ParleyCommand())}; {@link Main} does the same for the process.
+ * {@code parley}: the root command. Tests drive it in-process with {@link #all()}; {@link Main}
+ * runs {@link #forArgs}, which builds only the subcommand the arguments name.
  */
 @Command(name = "parley", scope = ScopeType.INHERIT, // subcommands share --version and the exit-code footer
         mixinStandardHelpOptions = true,
         versionProvider = ParleyVersion.class,
         description = "Parley: a permissioned, durable message hub for AI agents.",
-        subcommands = {
-                ServeCommand.class,
-                NodeCommand.class,
-                GatewayCommand.class,
-                TokenCommand.class,
-                GrantCommand.class,
-                SendCommand.class,
-                ScheduleCommand.class,
-                AskCommand.class,
-                TailCommand.class,
-                AckCommand.class,
-                ReplyCommand.class,
-                StatusCommand.class,
-                TopicCommand.class,
-                BroadcastCommand.class,
-                TaskCommand.class,
-                AgentCommand.class,
-                CapabilityCommand.class,
-                DeliveryCommand.class,
-                DeadLetterCommand.class,
-                InviteCommand.class,
-                JoinCommand.class,
-                PolicyCommand.class,
-                SchemaCommand.class,
-                AuditCommand.class,
-                LimitsCommand.class,
-                KeysCommand.class,
-                VersionCommand.class,
-                CliBenchCommand.class,
-                McpCommand.class,
-                HelpCommand.class,
-        },
         footerHeading = "%nClient commands use PARLEY_URL (default " + HubOptions.DEFAULT_URL
                 + ") and PARLEY_TOKEN; --url and --token override them.%n",
         footer = {
@@ -64,4 +37,70 @@ import picocli.CommandLine.ScopeType;
                 "Errors are printed on stderr as: parley: <code>: <message>",
         })
 public final class ParleyCommand extends CommandGroup {
+    /** Every subcommand by name, in the order the help lists them; each is made only when registered. */
+    private static final Map<String, Class<?>> SUBCOMMANDS = subcommands();
+
+    private static Map<String, Class<?>> subcommands() {
+        Map<String, Class<?>> all = new LinkedHashMap<>();
+        all.put("serve", ServeCommand.class);
+        all.put("node", NodeCommand.class);
+        all.put("gateway", GatewayCommand.class);
+        all.put("token", TokenCommand.class);
+        all.put("grant", GrantCommand.class);
+        all.put("send", SendCommand.class);
+        all.put("schedule", ScheduleCommand.class);
+        all.put("ask", AskCommand.class);
+        all.put("tail", TailCommand.class);
+        all.put("ack", AckCommand.class);
+        all.put("reply", ReplyCommand.class);
+        all.put("status", StatusCommand.class);
+        all.put("topic", TopicCommand.class);
+        all.put("broadcast", BroadcastCommand.class);
+        all.put("task", TaskCommand.class);
+        all.put("agent", AgentCommand.class);
+        all.put("capability", CapabilityCommand.class);
+        all.put("delivery", DeliveryCommand.class);
+        all.put("dlq", DeadLetterCommand.class);
+        all.put("invite", InviteCommand.class);
+        all.put("join", JoinCommand.class);
+        all.put("policy", PolicyCommand.class);
+        all.put("schema", SchemaCommand.class);
+        all.put("audit", AuditCommand.class);
+        all.put("limits", LimitsCommand.class);
+        all.put("keys", KeysCommand.class);
+        all.put("version", VersionCommand.class);
+        all.put("bench", CliBenchCommand.class);
+        all.put("mcp", McpCommand.class);
+        all.put("help", HelpCommand.class);
+        return all;
+    }
+
+    /** The whole command, every subcommand built: what the help lists and the tests drive. */
+    public static CommandLine all() {
+        return with(name -> true);
+    }
+
+    /**
+     * The command for {@code args}. Building a subcommand costs picocli's reflection over it and
+     * all its nested commands (about half a second for all of them on a cold JVM), so when the
+     * first argument names one, only that one is built: {@code parley send} pays for
+     * {@code send} alone. Anything else ({@code help}, an option, a typo, nothing) gets them
+     * all, to list them.
+     */
+    public static CommandLine forArgs(String... args) {
+        if (args.length > 0 && SUBCOMMANDS.containsKey(args[0]) && !args[0].equals("help")) {
+            return with(args[0]::equals);
+        }
+        return all();
+    }
+
+    private static CommandLine with(Predicate<String> wanted) {
+        CommandLine root = new CommandLine(new ParleyCommand());
+        SUBCOMMANDS.forEach((name, type) -> {
+            if (wanted.test(name)) {
+                root.addSubcommand(name, type);
+            }
+        });
+        return root;
+    }
 }

@@ -1,26 +1,44 @@
 package dev.parley.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** {@code parley send}: one message, as the node whose token is used. */
+/** {@code parley send}: one message, or many with {@code --batch}, as the node whose token is used. */
 @Command(name = "send", mixinStandardHelpOptions = true,
         description = {"Send a message as the node whose token you hold.",
                 "Prints once the hub has durably committed it; with --at or --cron, once the schedule is."})
 final class SendCommand extends ClientCommand {
+    /** The most messages the hub takes in one batch. */
+    private static final int BATCH = 1_000;
 
-    @Option(names = "--to", required = true, paramLabel = "NODE", description = "Receiver.")
+    @Option(names = "--to", paramLabel = "NODE", description = "Receiver (required unless --batch).")
     String to;
+
+    @Option(names = "--batch", paramLabel = "FILE", description = {"Send JSON Lines instead: one message per line, each",
+            "the body of a single send ({\"to\":…,\"text\":…}); '-' reads stdin. Sent in batches of",
+            "up to " + BATCH + ", each committed in one transaction; one line out per message, exit 1",
+            "(or the status of the first refusal) if any message was refused."})
+    String batch;
 
     @Option(names = "--kind", paramLabel = "KIND", description = "Message kind (hub default: message).")
     String kind;
@@ -70,6 +88,17 @@ final class SendCommand extends ClientCommand {
 
     @Override
     protected void execute(HubClient client) throws InterruptedException {
+        if (batch != null) {
+            if (to != null || words != null || kind != null || later != null) {
+                throw new ParameterException(spec.commandLine(), "--batch takes every message from its lines; "
+                        + "give no --to, --kind, TEXT or schedule with it");
+            }
+            sendBatches(client, readLines());
+            return;
+        }
+        if (to == null) {
+            throw new ParameterException(spec.commandLine(), "Missing required option: '--to=NODE' (or --batch FILE)");
+        }
         ObjectNode body = HubClient.JSON.createObjectNode().put("to", to);
         if (kind != null) {
             body.put("kind", kind);
@@ -104,5 +133,60 @@ final class SendCommand extends ClientCommand {
         }
         emit(receipt, () -> line(receipt.path("duplicate").asBoolean(false) ? "duplicate" : "accepted",
                 "id", field(receipt, "id"), "seq", field(receipt, "seq"), "to", field(receipt, "to")));
+    }
+
+    /** The messages of {@code --batch}, one JSON object per non-blank line; a line that is not one is a usage error. */
+    private List<JsonNode> readLines() {
+        List<String> lines;
+        try {
+            lines = batch.equals("-")
+                    ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).lines().toList()
+                    : Files.readAllLines(Path.of(batch), StandardCharsets.UTF_8);
+        } catch (IOException | UncheckedIOException e) {
+            throw new ParameterException(spec.commandLine(), "--batch: cannot read " + batch + ": " + e.getMessage());
+        }
+        List<JsonNode> messages = new ArrayList<>(lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).isBlank()) {
+                continue;
+            }
+            try {
+                JsonNode message = HubClient.JSON.readTree(lines.get(i));
+                if (!message.isObject()) {
+                    throw new ParameterException(spec.commandLine(), "--batch: line " + (i + 1) + " is not a JSON object");
+                }
+                messages.add(message);
+            } catch (JsonProcessingException e) {
+                throw new ParameterException(spec.commandLine(), "--batch: line " + (i + 1) + " is not JSON: "
+                        + e.getOriginalMessage());
+            }
+        }
+        if (messages.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--batch: " + batch + " holds no message");
+        }
+        return messages;
+    }
+
+    /** Posts the messages in batches, in order, printing one line per message; a refused batch stops there. */
+    private void sendBatches(HubClient client, List<JsonNode> messages) throws InterruptedException {
+        for (int from = 0; from < messages.size(); from += BATCH) {
+            ObjectNode body = HubClient.JSON.createObjectNode();
+            body.putArray("messages").addAll(messages.subList(from, Math.min(from + BATCH, messages.size())));
+            JsonNode answer = client.post("/v1/messages:batch", body);
+            for (JsonNode result : answer.path("results")) {
+                boolean refused = result.has("error");
+                if (refused && exitStatus() == ExitStatus.OK) {
+                    exitWith(ExitStatus.forError(result.path("httpStatus").asInt(), result.path("error").asText()));
+                }
+                emit(result, () -> {
+                    if (refused) {
+                        line("refused", "error", field(result, "error"), "message", field(result, "message"));
+                    } else {
+                        line(result.path("duplicate").asBoolean(false) ? "duplicate" : "accepted",
+                                "id", field(result, "id"), "seq", field(result, "seq"), "to", field(result, "to"));
+                    }
+                });
+            }
+        }
     }
 }

@@ -29,7 +29,24 @@ class BenchChildHubTest {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void crashQuickLosesAndRepeatsNothing() throws Exception {
-        CliRun run = CliRun.parley("bench", "crash", "--kills", "2", "--quick", "--json");
+        crashQuick();
+    }
+
+    /** Batches of 20 under SIGKILL: each one committed whole or not at all, so a resent one is all duplicates or none. */
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void crashQuickWithBatchesCommitsEachWholeOrNotAtAll() throws Exception {
+        JsonNode r = crashQuick("--batch", "20");
+        assertEquals(20, r.path("batch").asInt());
+        assertEquals(0, r.path("halfCommitted").asLong(), "a batch resent after a kill came back partly duplicate");
+        assertEquals(0, r.path("accepted").asLong() % 20, "every batch is answered whole");
+    }
+
+    /** {@code bench crash --kills 2 --quick --json} with {@code options}: nothing lost, repeated, missing or unclaimed. */
+    private static JsonNode crashQuick(String... options) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("bench", "crash", "--kills", "2", "--quick", "--json"));
+        args.addAll(List.of(options));
+        CliRun run = CliRun.parley(args.toArray(String[]::new));
         JsonNode r = result(run);
         assertTrue(r.path("accepted").asLong() > 0, () -> "nothing was accepted\n" + run.describe());
         assertEquals(2, r.path("kills").asInt(), run::describe);
@@ -40,6 +57,7 @@ class BenchChildHubTest {
         assertEquals(0, r.path("storeUnclaimed").asLong(), () -> "envelopes no answer named\n" + run.describe());
         assertEquals(0, r.path("seqRegressions").asLong(), run::describe);
         assertEquals(0, run.exit, run::describe);
+        return r;
     }
 
     @Test

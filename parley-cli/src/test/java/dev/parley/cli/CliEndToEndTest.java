@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -35,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The CLI against a real hub, in-process: each command runs through
- * {@code new CommandLine(new ParleyCommand())} with captured stdout and stderr, exactly as
+ * {@link ParleyCommand#all()} with captured stdout and stderr, exactly as
  * {@link Main} runs it, minus the process exit.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -90,6 +91,39 @@ class CliEndToEndTest {
         List<Envelope> seen = envelopes(tail);
         assertEquals(List.of(new Envelope(Long.parseLong(receipt.group(1)), "lead", "worker-1", "message",
                 "run the tests")), seen, tail::describe);
+    }
+
+    @Test
+    void sendBatchSendsJsonLinesInOrderAndSaysWhichWereRefused() throws Exception {
+        String lead = addNode(hub, "lead");
+        String worker = addNode(hub, "worker-1", "--parent", "lead");
+        addNode(hub, "stranger");
+        Path lines = data.resolve("batch.jsonl");
+        Files.writeString(lines, """
+                {"to": "worker-1", "text": "first", "messageId": "b-1"}
+
+                {"to": "worker-1", "text": "second"}
+                {"to": "stranger", "text": "not in my group"}
+                {"to": "worker-1", "text": "first again", "messageId": "b-1"}
+                """);
+
+        CliRun sent = parley(as(hub, lead, "send", "--batch", lines.toString()));
+        assertEquals(ExitStatus.FORBIDDEN, sent.exit, sent::describe);
+        List<String> out = sent.out().lines().toList();
+        assertEquals(4, out.size(), sent::describe);
+        assertTrue(out.get(0).matches("^accepted  id=\\S+  seq=1  to=worker-1$"), sent::describe);
+        assertTrue(out.get(1).matches("^accepted  id=\\S+  seq=2  to=worker-1$"), sent::describe);
+        assertTrue(out.get(2).startsWith("refused  error=acl_denied  message="), sent::describe);
+        assertTrue(out.get(3).matches("^duplicate  id=\\S+  seq=1  to=worker-1$"), sent::describe);
+        CliRun inbox = parley(as(hub, worker, "tail", "--count", "2"));
+        assertEquals(List.of("first", "second"), envelopes(inbox).stream().map(Envelope::text).toList(),
+                inbox::describe);
+
+        Files.writeString(lines, "{\"to\": \"worker-1\", \"text\": \"fine\"}\nnot json\n");
+        CliRun malformed = parley(as(hub, lead, "send", "--batch", lines.toString()));
+        assertEquals(ExitStatus.USAGE, malformed.exit, malformed::describe);
+        assertTrue(malformed.err().contains("line 2 is not JSON"), malformed::describe);
+        assertEquals("", malformed.out(), "the file is read whole before anything is sent");
     }
 
     @Test

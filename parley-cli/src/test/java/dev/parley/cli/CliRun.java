@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * One in-process run of the CLI with its own captured stdout and stderr: the command runs
- * through {@code new CommandLine(new ParleyCommand())} exactly as {@link Main} runs it, minus
+ * through {@link ParleyCommand#forArgs} exactly as {@link Main} runs it, minus
  * the process exit. The static helpers are what the CLI tests share.
  */
 final class CliRun {
@@ -31,7 +31,7 @@ final class CliRun {
     volatile int exit = -1;
 
     int execute(String... args) {
-        CommandLine cli = new CommandLine(new ParleyCommand());
+        CommandLine cli = ParleyCommand.forArgs(args);
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         exit = cli.execute(args);

@@ -36,6 +36,18 @@ public interface EventStore extends AutoCloseable {
      */
     Appended append(Envelope draft, AuditEntry audit, Optional<String> answers, Optional<Instant> replyBy);
 
+    /**
+     * Many sends in one transaction, each as {@link #append} does it without {@code answers}
+     * (a messageId the sender used before, in an earlier commit or earlier in this list,
+     * answers the first envelope as a duplicate), with the audit entries of the batch's
+     * refusals. Answers in the order of {@code sends}.
+     */
+    List<Appended> appendBatch(List<Send> sends, List<AuditEntry> refusals);
+
+    /** One send of a batch: the envelope, the audit entry of its allowance, its reply deadline if any. */
+    record Send(Envelope draft, AuditEntry audit, Optional<Instant> replyBy) {
+    }
+
     /** Applies {@code event} to an envelope atomically; refused moves write nothing. */
     Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit);
 

@@ -1,5 +1,6 @@
 package dev.parley.core;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -99,15 +100,72 @@ final class PostOffice {
      * caller writes the refusal's audit entry with what it does about it.
      */
     Verdict judge(Actor actor, Node sender, NodeId to, Draft draft) {
+        return judge(policy.check(actor.at()), actor, sender, to, draft);
+    }
+
+    /** {@link #judge(Actor, Node, NodeId, Draft)} under {@code check}, which several decisions may share. */
+    private Verdict judge(AccessPolicy.Check check, Actor actor, Node sender, NodeId to, Draft draft) {
         Optional<Node> target = graph.node(to);
         if (target.isEmpty()) {
-            return new Verdict.Refused(actor.deny(to.value(), "target node does not exist", policy.version()),
+            return new Verdict.Refused(actor.deny(to.value(), "target node does not exist", check.policyVersion()),
                     Registry.notFound(to));
         }
-        return switch (policy.decide(sender, target.get(), draft.facts(), actor.at())) {
+        return switch (check.decide(sender, target.get(), draft.facts())) {
             case AclDecision.Denied denied -> new Verdict.Refused(actor.deny(to.value(), denied), refusal(denied));
             case AclDecision.Allowed allowed -> new Verdict.Allowed(allowed);
         };
+    }
+
+    /**
+     * One direct send of a batch: its target, its draft, its reply deadline if asked for, and
+     * the refusal its caller found before any decision (a {@code from} that is not the sender).
+     */
+    record Item(NodeId to, Draft draft, Optional<Instant> replyBy, Optional<ParleyException> refused) {
+    }
+
+    /**
+     * Many direct sends of one sender (a batch), each decided as {@link #send} decides one,
+     * all under one check (one policy version); a refused item or one whose data breaks its
+     * schema fails by itself. The allowed envelopes, their allowances and the refusals'
+     * audit entries are committed in one transaction. Answers in the order of {@code items}.
+     */
+    List<SendOutcome> sendAll(Actor actor, Node sender, List<Item> items, EventStore store) {
+        AccessPolicy.Check check = policy.check(actor.at());
+        SendOutcome[] outcomes = new SendOutcome[items.size()];
+        List<Integer> sent = new ArrayList<>(items.size());
+        List<EventStore.Send> sends = new ArrayList<>(items.size());
+        List<AuditEntry> refusals = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            Item item = items.get(i);
+            if (item.refused().isPresent()) {
+                outcomes[i] = new SendOutcome.Refused(item.refused().get());
+                continue;
+            }
+            switch (judge(check, actor, sender, item.to(), item.draft())) {
+                case Verdict.Refused refused -> {
+                    refusals.add(refused.audit());
+                    outcomes[i] = new SendOutcome.Refused(refused.refusal());
+                }
+                case Verdict.Allowed allowed -> {
+                    try {
+                        check(item.draft());
+                    } catch (ParleyException violation) {
+                        outcomes[i] = new SendOutcome.Refused(violation);
+                        continue;
+                    }
+                    deliver(actor, item.to(), item.draft(), allowed.decision(), allowed.decision().why(),
+                            (envelope, audit) -> sends.add(new EventStore.Send(envelope, audit, item.replyBy())));
+                    sent.add(i);
+                }
+            }
+        }
+        if (!sends.isEmpty() || !refusals.isEmpty()) {
+            List<Appended> appended = store.appendBatch(sends, refusals);
+            for (int k = 0; k < sent.size(); k++) {
+                outcomes[sent.get(k)] = new SendOutcome.Sent(appended.get(k));
+            }
+        }
+        return List.of(outcomes);
     }
 
     /**

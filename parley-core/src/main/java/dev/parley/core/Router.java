@@ -1,6 +1,7 @@
 package dev.parley.core;
 
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -40,6 +41,25 @@ public final class Router {
         return office.send(actor, sender, request.to(), Draft.direct(sender.id(), request.kind(), request.payload()),
                 Optional.empty(), store, (envelope, audit) -> store.append(envelope, audit, Optional.empty(),
                         request.replyWithin().map(actor.at()::plus))).spooled(federation.spooling());
+    }
+
+    /**
+     * Many direct sends of the caller in one transaction (a batch): each item is decided,
+     * audited and checked as {@link #send} does it, and fails by itself (a {@code from} that
+     * is not the caller, a refusal, a schema violation); the allowed ones commit together.
+     * Answers in the order of {@code requests}.
+     */
+    public List<SendOutcome> sendAll(Principal caller, List<SendRequest> requests) {
+        Node sender = caller.actingNode(graph, "send");
+        Actor actor = Actor.of(caller, "send", clock.instant());
+        List<PostOffice.Item> items = requests.stream().map(request -> new PostOffice.Item(request.to(),
+                Draft.direct(sender.id(), request.kind(), request.payload()),
+                request.replyWithin().map(actor.at()::plus), request.claimedBy(sender))).toList();
+        boolean spooling = federation.spooling();
+        return office.sendAll(actor, sender, items, store).stream().<SendOutcome>map(outcome -> switch (outcome) {
+            case SendOutcome.Sent sent -> new SendOutcome.Sent(sent.appended().spooled(spooling));
+            case SendOutcome.Refused refused -> refused;
+        }).toList();
     }
 
     /**

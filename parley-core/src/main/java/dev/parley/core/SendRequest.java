@@ -34,11 +34,18 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
      */
     Node sender(Principal caller, Graph graph) {
         Node sender = caller.actingNode(graph, "send");
-        if (claimedFrom.isPresent() && !claimedFrom.get().equals(sender.id().value())) {
-            throw new ParleyException(ErrorCode.IDENTITY_MISMATCH,
-                    "from must be the caller (" + sender.id() + ") or absent");
+        Optional<ParleyException> mismatch = claimedBy(sender);
+        if (mismatch.isPresent()) {
+            throw mismatch.get();
         }
         return sender;
+    }
+
+    /** The refusal when the body's {@code from} names another node than {@code sender}. */
+    Optional<ParleyException> claimedBy(Node sender) {
+        return claimedFrom.filter(from -> !from.equals(sender.id().value()))
+                .map(from -> new ParleyException(ErrorCode.IDENTITY_MISMATCH,
+                        "from must be the caller (" + sender.id() + ") or absent"));
     }
 
     public SendRequest {

@@ -121,6 +121,14 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
+    public synchronized List<Appended> appendBatch(List<Send> sends, List<AuditEntry> refusals) {
+        List<Appended> appended = sends.stream()
+                .map(send -> append(send.draft(), send.audit(), Optional.empty(), send.replyBy())).toList();
+        audit.addAll(refusals);
+        return appended;
+    }
+
+    @Override
     public synchronized Appended append(Envelope draft, AuditEntry entry, Optional<String> answers,
                                         Optional<Instant> replyBy) {
         Optional<Envelope> earlier = earlier(draft);

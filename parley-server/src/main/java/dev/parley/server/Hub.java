@@ -321,12 +321,13 @@ public final class Hub implements AutoCloseable {
                     transport.bodyTimeout(), transport.maxConnectionsPerAddress(), metrics);
             services.add(connections);
             Routes routes = new Routes(tokens, config.maxBodyBytes(), connections);
-            routes.limitWith(new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics));
+            RequestLimiter limiter = new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics);
+            routes.limitWith(limiter);
             new OpsRoutes(store::health, new AuditLog(store), metrics, () -> gateway.map(Gateway::status))
                     .register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
-            new MessageRoutes(router, schedules, messages, claims, waiters, metrics, flow).register(routes);
+            new MessageRoutes(router, schedules, messages, claims, waiters, metrics, limiter, flow).register(routes);
             new ScheduleRoutes(schedules).register(routes);
             new InboxRoutes(inboxes, stream).register(routes);
             new DeliveryRoutes(policies).register(routes);
@@ -383,7 +384,7 @@ public final class Hub implements AutoCloseable {
                     // Timeouts and the per-address cap follow each request line and header block.
                     .addProtocol(Http1Config.builder().addReceiveListener(connections).build())
                     // Our own limit answers 413 with the contract's body; this is only a backstop.
-                    .maxPayloadSize(Math.max(config.maxBodyBytes() * 4, 1 << 20))
+                    .maxPayloadSize(Math.max(config.maxBodyBytes() * MessageRoutes.BATCH_BODY_FACTOR * 2, 1 << 20))
                     // Requests refused before routing (huge headers) still get a contract body.
                     .directHandlers(TransportErrors.handlers())
                     .routing(routes::install)

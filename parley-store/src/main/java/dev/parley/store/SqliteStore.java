@@ -285,6 +285,20 @@ public final class SqliteStore implements EventStore {
     }
 
     @Override
+    public List<Appended> appendBatch(List<Send> sends, List<AuditEntry> refusals) {
+        return writer.submit(tx -> {
+            List<Appended> appended = new ArrayList<>(sends.size());
+            for (Send send : sends) {
+                appended.add(Ledger.send(tx, send.draft(), send.audit(), Optional.empty(), send.replyBy()));
+            }
+            for (AuditEntry refusal : refusals) {
+                Ledger.insertAudit(tx.statements(), refusal);
+            }
+            return appended;
+        });
+    }
+
+    @Override
     public Transition apply(String envelopeId, DeliveryEvent event, Instant at, AuditEntry audit) {
         return writer.submit(tx -> {
             Transition transition = Ledger.applyEvent(tx.statements(), envelopeId, event, at, false);

@@ -190,9 +190,20 @@ public final class HttpConnection implements Closeable {
      * {@code seq} from a 202 without a JSON parser.
      */
     public long bodyLongField(byte[] quotedNameColon) {
+        long[] first = new long[1];
+        return bodyLongFields(quotedNameColon, first) == 0 ? -1 : first[0];
+    }
+
+    /**
+     * The integer values of every {@code "name":} in the body, in order, into {@code values}
+     * (-1 for one that is not an integer); returns how many there were, at most
+     * {@code values.length}: the seqs of a batch's answer.
+     */
+    public int bodyLongFields(byte[] quotedNameColon, long[] values) {
         int n = quotedNameColon.length;
+        int found = 0;
         outer:
-        for (int i = 0; i + n <= bodyLen; i++) {
+        for (int i = 0; i + n <= bodyLen && found < values.length; i++) {
             for (int j = 0; j < n; j++) {
                 if (body[i + j] != quotedNameColon[j]) {
                     continue outer;
@@ -209,9 +220,10 @@ public final class HttpConnection implements Closeable {
                 k++;
                 digits++;
             }
-            return digits == 0 ? -1 : v;
+            values[found++] = digits == 0 ? -1 : v;
+            i = k - 1;
         }
-        return -1;
+        return found;
     }
 
     private void connect() throws IOException {

@@ -7,6 +7,7 @@ import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
 import dev.parley.core.Tokens;
 import dev.parley.server.wire.Json;
+import dev.parley.server.wire.Views;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
@@ -122,16 +123,30 @@ public final class Exchange {
 
     /** The request body as sent (empty when there is none); refuses bodies over the limit before reading them whole. */
     public byte[] rawBody() {
-        if (request.headers().contentLength().orElse(0) > maxBodyBytes) {
-            throw tooLarge();
+        return rawBody(maxBodyBytes);
+    }
+
+    /** The hub's limit on a request body, and on any one message within a batch. */
+    public long maxBodyBytes() {
+        return maxBodyBytes;
+    }
+
+    /** The request body as a JSON object, up to {@code limit} bytes (a batch's limit, not one message's). */
+    public Body body(long limit) {
+        return Body.parse(rawBody(limit));
+    }
+
+    private byte[] rawBody(long limit) {
+        if (request.headers().contentLength().orElse(0) > limit) {
+            throw tooLarge(limit);
         }
         if (!request.content().hasEntity()) {
             return new byte[0];
         }
         try (InputStream in = request.content().inputStream()) {
-            byte[] bytes = in.readNBytes((int) maxBodyBytes + 1);
-            if (bytes.length > maxBodyBytes) {
-                throw tooLarge();
+            byte[] bytes = in.readNBytes((int) limit + 1);
+            if (bytes.length > limit) {
+                throw tooLarge(limit);
             }
             return bytes;
         } catch (IOException e) {
@@ -157,15 +172,10 @@ public final class Exchange {
     }
 
     void error(ParleyException e) {
-        ObjectNode body = Json.object();
-        body.put("error", e.code().wire());
-        body.put("message", e.getMessage());
-        e.details().forEach(body::put);
-        // --- rate limits: the wait as a number, and as Retry-After in whole seconds ---
-        String retryAfter = e.details().get("retryAfter");
-        if (retryAfter != null && retryAfter.matches("\\d{1,9}")) {
-            body.put("retryAfter", Long.parseLong(retryAfter));
-            response.header(HeaderNames.RETRY_AFTER, retryAfter);
+        ObjectNode body = Views.error(e);
+        // --- rate limits: the wait as Retry-After in whole seconds too ---
+        if (body.path("retryAfter").isNumber()) {
+            response.header(HeaderNames.RETRY_AFTER, body.get("retryAfter").asText());
         }
         if (e.code() == ErrorCode.UNAUTHORIZED) {
             response.header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
@@ -179,8 +189,8 @@ public final class Exchange {
         response.send(bytes);
     }
 
-    private ParleyException tooLarge() {
+    private static ParleyException tooLarge(long limit) {
         return new ParleyException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than the limit of "
-                + maxBodyBytes + " bytes");
+                + limit + " bytes");
     }
 }

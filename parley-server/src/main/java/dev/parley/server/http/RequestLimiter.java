@@ -56,12 +56,40 @@ public final class RequestLimiter {
             } else if (path.equals("/v1/auth/redeem")) {
                 metrics.redeem(ErrorCode.RATE_LIMITED.wire());
             }
-            long seconds = Math.max(1, (wait.get().toNanos() + 999_999_999L) / 1_000_000_000L);
-            throw new ParleyException(ErrorCode.RATE_LIMITED, "node".equals(scope)
-                    ? "this node is over its rate limit; retry in " + seconds + " s"
-                    : "too many admission requests from this address; retry in " + seconds + " s",
-                    Map.of("retryAfter", Long.toString(seconds)));
+            throw overRate(scope, wait.get());
         }
+    }
+
+    /** Envelopes of one request past its first (a batch) that the caller's bucket let in, and what the rest are told. */
+    public record Admitted(int count, Optional<ParleyException> refusal) {
+    }
+
+    /**
+     * Takes one more token per envelope of a batch past its first (whose token the request
+     * took in {@link #admit}), in order, until the caller's bucket is empty: a batch of N
+     * costs N tokens. The envelopes past {@code count} are over the rate. The admin is never
+     * limited.
+     */
+    public Admitted admitMore(Principal caller, int more) {
+        if (!(caller instanceof Principal.Caller node)) {
+            return new Admitted(more, Optional.empty());
+        }
+        for (int taken = 0; taken < more; taken++) {
+            Optional<Duration> wait = limits.takeForNode(node.id());
+            if (wait.isPresent()) {
+                metrics.rateLimited("node");
+                return new Admitted(taken, Optional.of(overRate("node", wait.get())));
+            }
+        }
+        return new Admitted(more, Optional.empty());
+    }
+
+    private static ParleyException overRate(String scope, Duration wait) {
+        long seconds = Math.max(1, (wait.toNanos() + 999_999_999L) / 1_000_000_000L);
+        return new ParleyException(ErrorCode.RATE_LIMITED, "node".equals(scope)
+                ? "this node is over its rate limit; retry in " + seconds + " s"
+                : "too many admission requests from this address; retry in " + seconds + " s",
+                Map.of("retryAfter", Long.toString(seconds)));
     }
 
     /** One bucket per admission route, not per path: unknown paths share one, so they cannot multiply buckets. */

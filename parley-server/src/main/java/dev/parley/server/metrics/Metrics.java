@@ -1,6 +1,7 @@
 package dev.parley.server.metrics;
 
 import dev.parley.core.Appended;
+import dev.parley.core.SendOutcome;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Chats;
@@ -14,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.List;
 import java.util.function.Supplier;
 
 /** The hub's counters and gauges, rendered in the Prometheus text format. */
@@ -68,6 +70,21 @@ public final class Metrics implements CommitObserver {
         return appended;
     }
 
+    /** Counts what became of each send of a batch, as {@link #send} counts one. */
+    public List<SendOutcome> batch(List<SendOutcome> outcomes) {
+        for (SendOutcome outcome : outcomes) {
+            switch (outcome) {
+                case SendOutcome.Sent sent -> (sent.appended().duplicate() ? sendsDuplicate : sendsAccepted).increment();
+                case SendOutcome.Refused refused -> {
+                    if (denial(refused.refusal())) {
+                        sendsDenied.increment();
+                    }
+                }
+            }
+        }
+        return outcomes;
+    }
+
     /**
      * Runs whatever sends to a target on a caller's behalf (a message, a task, an A2A message)
      * and counts it in {@code parley_sends_denied_total} when the access decision denied it or
@@ -77,11 +94,16 @@ public final class Metrics implements CommitObserver {
         try {
             return send.get();
         } catch (ParleyException e) {
-            if (e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND) {
+            if (denial(e)) {
                 sendsDenied.increment();
             }
             throw e;
         }
+    }
+
+    /** A refusal for its target: the access decision denied it, or the target does not exist. */
+    private static boolean denial(ParleyException e) {
+        return e.code() == ErrorCode.ACL_DENIED || e.code() == ErrorCode.NODE_NOT_FOUND;
     }
 
     public void pushLatency(Instant started, Instant answered) {

@@ -2,6 +2,7 @@ package dev.parley.server.wire;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Appended;
@@ -15,6 +16,7 @@ import dev.parley.core.Envelope;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Payload;
 import dev.parley.core.Schedule;
+import dev.parley.core.SendOutcome;
 import dev.parley.core.Timing;
 import dev.parley.core.TaskState;
 import dev.parley.core.AuditRecord;
@@ -93,6 +95,53 @@ public final class Views {
         if (appended.duplicate()) {
             out.put("duplicate", true);
         }
+        return out;
+    }
+
+    /**
+     * The body of an error: its code, its message in the user's words, its details; a rate
+     * limit's wait ({@code retryAfter}) as a number of seconds.
+     */
+    public static ObjectNode error(ParleyException e) {
+        ObjectNode body = Json.object();
+        body.put("error", e.code().wire());
+        body.put("message", e.getMessage());
+        e.details().forEach(body::put);
+        String retryAfter = e.details().get("retryAfter");
+        if (retryAfter != null && retryAfter.matches("\\d{1,9}")) {
+            body.put("retryAfter", Long.parseLong(retryAfter));
+        }
+        return body;
+    }
+
+    /**
+     * A batch's answer: one result per message in the order sent, each the answer a single
+     * send would have had with its HTTP status as {@code httpStatus} (202 accepted, 200 a
+     * duplicate, or the refusal's), and how many went each way.
+     */
+    public static ObjectNode batch(List<SendOutcome> outcomes) {
+        ObjectNode out = Json.object();
+        ArrayNode results = out.putArray("results");
+        int accepted = 0;
+        int duplicates = 0;
+        for (SendOutcome outcome : outcomes) {
+            switch (outcome) {
+                case SendOutcome.Sent sent -> {
+                    boolean duplicate = sent.appended().duplicate();
+                    results.add(accepted(sent.appended()).put("httpStatus", duplicate ? 200 : 202));
+                    if (duplicate) {
+                        duplicates++;
+                    } else {
+                        accepted++;
+                    }
+                }
+                case SendOutcome.Refused refused ->
+                        results.add(error(refused.refusal()).put("httpStatus", refused.refusal().code().status()));
+            }
+        }
+        out.put("accepted", accepted);
+        out.put("duplicates", duplicates);
+        out.put("refused", outcomes.size() - accepted - duplicates);
         return out;
     }
 

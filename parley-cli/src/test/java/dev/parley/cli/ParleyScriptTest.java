@@ -1,0 +1,218 @@
+package dev.parley.cli;
+
+import dev.parley.server.Hub;
+import dev.parley.server.HubConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import java.util.stream.Stream;
+
+import static dev.parley.cli.CliRun.addNode;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The {@code ./parley} script as users run it, a real process: on a JDK with AOT caches it
+ * makes one next to the jar in the background, and a command answers the same with the
+ * cache, without it, and with a cache the JVM rejects (stale or damaged), never printing the
+ * JVM's complaint. The distribution is laid out in a temporary directory: the script, its
+ * {@code scripts/jdk.sh}, and a {@code parley-cli/target/parley.jar} whose manifest names the
+ * classes under test (each class directory packed as a jar: an AOT cache takes jars only).
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class ParleyScriptTest {
+    private static final Duration TRAINING = Duration.ofSeconds(120);
+
+    @TempDir
+    static Path dir;
+    private static Path root;
+    private static Path jar;
+    private static Path cache;
+    private static Hub hub;
+    private static String lead;
+
+    @BeforeAll
+    static void layOutTheDistribution() throws Exception {
+        root = dir.resolve("dist");
+        Path repository = Path.of("..").toAbsolutePath().normalize();
+        Files.createDirectories(root.resolve("scripts"));
+        Files.copy(repository.resolve("parley"), root.resolve("parley"));
+        Files.copy(repository.resolve("scripts/jdk.sh"), root.resolve("scripts/jdk.sh"));
+        assertTrue(root.resolve("parley").toFile().setExecutable(true));
+        Path target = Files.createDirectories(root.resolve("parley-cli/target"));
+        jar = target.resolve("parley.jar");
+        cache = target.resolve("parley.aot");
+        writeLauncher(jar, classPathJars(Files.createDirectories(dir.resolve("lib"))), "1");
+        hub = Hub.start(HubConfig.defaults(dir.resolve("hub")).withPort(0));
+        lead = addNode(hub, "lead");
+        addNode(hub, "worker", "--parent", "lead");
+    }
+
+    @AfterAll
+    static void stopHub() {
+        if (hub != null) {
+            hub.close();
+        }
+    }
+
+    /** What one run of the script printed and how it ended. */
+    private record Run(int exit, String out, String err) {
+        /** The output with ids and seqs, which differ from run to run, left out. */
+        String shape() {
+            return out.replaceAll("id=\\S+", "id=…").replaceAll("seq=\\d+", "seq=…");
+        }
+    }
+
+    private static Run parley(Map<String, String> env, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(root.resolve("parley").toString()));
+        command.addAll(List.of(args));
+        command.addAll(List.of("--url", hub.url(), "--token", lead));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home")); // the JDK of this test
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        // the answers are a few lines: they fit the pipes, so reading after the exit cannot block it
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "./parley did not finish");
+        return new Run(process.exitValue(), new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
+                new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    /** A send that is accepted and one the hub refuses, as a script would run them. */
+    private static List<Run> sendTwice(Map<String, String> env) throws Exception {
+        return List.of(parley(env, "send", "--to", "worker", "hello"), parley(env, "send", "--to", "nobody", "hello"));
+    }
+
+    private static void assertSameAnswers(List<Run> expected, List<Run> actual, String when) {
+        for (int i = 0; i < expected.size(); i++) {
+            Run e = expected.get(i);
+            Run a = actual.get(i);
+            assertEquals(e.exit(), a.exit(), when + ": " + a);
+            assertEquals(e.shape(), a.shape(), when + ": " + a);
+            assertEquals(e.err(), a.err(), when + ": nothing more on stderr (no JVM warning): " + a);
+        }
+    }
+
+    @Test
+    void commandsAnswerTheSameWithTheCacheWithoutItAndWithOneTheJvmRejects() throws Exception {
+        List<Run> plain = sendTwice(Map.of("PARLEY_AOT", "off"));
+        assertEquals(0, plain.get(0).exit(), plain.get(0)::toString);
+        assertTrue(plain.get(0).out().startsWith("accepted  id="), plain.get(0)::toString);
+        assertEquals(ExitStatus.NOT_FOUND, plain.get(1).exit(), plain.get(1)::toString);
+        assertTrue(plain.get(1).err().startsWith("parley: node_not_found: "), plain.get(1)::toString);
+        assertTrue(Files.notExists(cache), "PARLEY_AOT=off neither uses nor makes a cache");
+
+        // missing: the command runs without it, and the cache is made in the background
+        assertSameAnswers(plain, sendTwice(Map.of()), "without a cache");
+        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "AOT caches need JDK 25; this JDK has none");
+        // the training writes the cache aside and moves it into place whole
+        await().atMost(TRAINING).until(() -> Files.isRegularFile(cache) && Files.size(cache) > 0);
+        assertTrue(Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(jar)) > 0);
+        assertSameAnswers(plain, sendTwice(Map.of()), "with the cache");
+
+        // stale: the jar changed (another build) while the cache still looks newer; the JVM rejects it, silently
+        byte[] trained = Files.readAllBytes(cache);
+        writeLauncher(jar, classPathJars(dir.resolve("lib")), "2");
+        Files.write(cache, trained);
+        Files.setLastModifiedTime(cache, FileTime.from(Instant.now().plusSeconds(60)));
+        assertSameAnswers(plain, sendTwice(Map.of()), "with a stale cache");
+
+        // damaged
+        Files.writeString(cache, "not an AOT cache");
+        Files.setLastModifiedTime(cache, FileTime.from(Instant.now().plusSeconds(60)));
+        assertSameAnswers(plain, sendTwice(Map.of()), "with a damaged cache");
+    }
+
+    /**
+     * This JVM's class path as jars: jars as they are, each class directory packed into a jar
+     * in {@code lib}; a manifest-only jar's (surefire's) entries taken from its manifest.
+     */
+    private static List<Path> classPathJars(Path lib) throws IOException {
+        Set<Path> entries = new LinkedHashSet<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            Path path = Path.of(entry).toAbsolutePath();
+            Manifest manifest = Files.isRegularFile(path) ? manifestOf(path) : null;
+            String listed = manifest == null ? null : manifest.getMainAttributes().getValue(Attributes.Name.CLASS_PATH);
+            if (listed != null && path.getFileName().toString().startsWith("surefire")) {
+                for (String url : listed.trim().split("\\s+")) {
+                    entries.add(Path.of(URI.create(url)));
+                }
+            } else {
+                entries.add(path);
+            }
+        }
+        List<Path> jars = new ArrayList<>();
+        int n = 0;
+        for (Path entry : entries) {
+            if (Files.isDirectory(entry)) {
+                Path packed = lib.resolve("dir-" + n++ + ".jar");
+                if (Files.notExists(packed)) {
+                    pack(entry, packed);
+                }
+                jars.add(packed);
+            } else if (Files.isRegularFile(entry)) {
+                jars.add(entry);
+            }
+        }
+        return jars;
+    }
+
+    private static Manifest manifestOf(Path jarFile) throws IOException {
+        try (JarFile file = new JarFile(jarFile.toFile())) {
+            return file.getManifest();
+        } catch (IOException notAJar) {
+            return null;
+        }
+    }
+
+    private static void pack(Path directory, Path into) throws IOException {
+        try (OutputStream file = Files.newOutputStream(into); JarOutputStream out = new JarOutputStream(file);
+             Stream<Path> files = Files.walk(directory)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                out.putNextEntry(new JarEntry(directory.relativize(f).toString().replace(File.separatorChar, '/')));
+                Files.copy(f, out);
+                out.closeEntry();
+            }
+        }
+    }
+
+    /** The launcher jar: {@code Main} on the given jars; {@code build} tells one build of it from another. */
+    private static void writeLauncher(Path at, List<Path> classPath, String build) throws IOException {
+        Manifest manifest = new Manifest();
+        Attributes main = manifest.getMainAttributes();
+        main.put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        main.put(Attributes.Name.MAIN_CLASS, Main.class.getName());
+        main.put(Attributes.Name.CLASS_PATH, String.join(" ", classPath.stream().map(p -> p.toUri().toString()).toList()));
+        main.putValue("Parley-Test-Build", build);
+        Path aside = at.resolveSibling(at.getFileName() + ".tmp");
+        try (OutputStream out = new JarOutputStream(Files.newOutputStream(aside), manifest)) {
+            out.flush();
+        }
+        Files.move(aside, at, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+}
