@@ -56,9 +56,11 @@ public final class DeliveryRoutes {
     private void get(Exchange ex) {
         var caller = ex.caller();
         NodeId node = ex.pathNode();
-        ObjectNode out = view(policies.read(caller, node)); // first: it decides whether the caller may see the node
+        DeliveryPolicy policy = policies.read(caller, node); // first: it decides whether the caller may see the node
+        ObjectNode out = view(policy);
         Dispatcher.WebhookState webhook = dispatcher.webhookState(node);
-        Optional<Dispatcher.Failing> failing = webhook.failing();
+        // a run of failures ends at the next delivery; one of a webhook since removed is not shown
+        Optional<Dispatcher.Failing> failing = webhook.failing().filter(f -> policy.webhook().isPresent());
         ObjectNode live = out.putObject("live");
         live.put("streams", feeds.streams(node));
         live.put("failing", failing.isPresent());
