@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code GET /v1/nodes/{id}/delivery}'s {@code live} part over HTTP: a webhook to a closed port
  * shows as failing with its envelope waiting for the next attempt, an open inbox stream shows as
- * open, and neither shows to a node that may not read the delivery settings (its parent either).
+ * open (and no longer once it ended), and neither shows to a node that may not read the
+ * delivery settings (its parent either).
  */
 class DeliveryStateTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -62,8 +63,9 @@ class DeliveryStateTest {
     }
 
     @Test
-    void anOpenStreamShowsAsOpen() {
-        try (HubFixture hub = HubFixture.start(dir)) {
+    void anOpenStreamShowsAsOpenAndNoLongerOnceTheHubFindsItGone() {
+        // heartbeats often: a write to the closed connection fails soon, which ends the stream
+        try (HubFixture hub = HubFixture.start(dir, config -> config.withHeartbeat(Duration.ofMillis(100)))) {
             String reader = hub.createNode("reader", null);
             assertEquals(0, hub.get(reader, "/v1/nodes/reader/delivery").json().at("/live/streams").asInt());
             try (SseClient stream = SseClient.open(hub, "/v1/inbox/stream", reader, null)) {
@@ -72,6 +74,8 @@ class DeliveryStateTest {
                 assertEquals(1, live.get("streams").asInt(), live::toString);
                 assertFalse(live.get("failing").asBoolean(), "no webhook, nothing failing: " + live);
             }
+            await().atMost(WAIT).until(() -> hub.get(hub.admin(), "/v1/nodes/reader/delivery").json()
+                    .at("/live/streams").asInt() == 0);
         }
     }
 
