@@ -211,6 +211,35 @@ await check('a managed agent is stopped and started again from the page', async 
   await shot(adminPage, 'agents');
 });
 
+await check('the agent row shows its restarts and the inbox row a failing webhook with its next attempt', async () => {
+  const id = `crasher-${run}`; // its process ends at once: its supervisor starts it again after a backoff
+  await call(admin, 'POST', '/v1/agents', { spec: `id: ${id}\nrunner: process\ncommand: [sh, -c, "exit 3"]\nwake: always\n` });
+  await until('a restart', async () => (await call(admin, 'GET', `/v1/agents/${id}`)).restarts >= 1);
+  await view(adminPage, 'Agents');
+  const agents = adminPage.locator('#agents');
+  await agents.getByRole('button', { name: 'Refresh' }).click();
+  const column = async (name) => (await agents.locator('thead th').allTextContents()).indexOf(name);
+  const restarts = agents.locator('tbody tr').filter({ has: adminPage.getByRole('cell', { name: id, exact: true }) })
+    .locator('td').nth(await column('Restarts'));
+  await until('the restart count in the row', async () => /^[1-9]\d*$/.test(await restarts.textContent()));
+  await shot(adminPage, 'agents-restarts');
+
+  const hook = await call(lead.token, 'POST', '/v1/nodes', { id: `failing-${run}` });
+  await call(admin, 'PUT', `/v1/nodes/${hook.id}/delivery`, {
+    webhook: { url: `http://127.0.0.1:${await closedPort()}/hook`, secret: 'a-secret-of-24-characters' },
+    retry: { maxAttempts: 5, baseMs: 600000, capMs: 600000 }, // its retry waits: the row shows it
+  });
+  const sent = await call(lead.token, 'POST', '/v1/messages', { to: hook.id, text: 'to a dead endpoint' });
+  await until('the retry', async () => (await call(admin, 'GET', `/v1/messages/${sent.id}`)).state === 'retry_pending');
+  await view(adminPage, 'Inboxes');
+  const inboxes = adminPage.locator('#inboxes');
+  await inboxes.getByRole('button', { name: 'Refresh' }).click();
+  const row = inboxes.locator('tbody tr').filter({ has: adminPage.getByRole('cell', { name: hook.id, exact: true }) });
+  await row.getByRole('cell', { name: /^failing since .*cannot connect to 127.0.0.1/ }).waitFor();
+  await row.getByRole('cell', { name: /^1, next attempt / }).waitFor();
+  await shot(adminPage, 'inboxes-failing');
+});
+
 await check('the console is usable from the keyboard', async () => {
   const page = await open(admin, 'keyboard');
   await page.keyboard.press('Tab'); // the skip link

@@ -3,6 +3,7 @@ package dev.parley.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** The claims of the agent protocol, kept beside the envelopes they are on. */
@@ -24,6 +25,9 @@ public interface ClaimStore {
 
     /** Every claim held now, oldest first. */
     List<Claim> claims();
+
+    /** Per claimant, its held claim with the most recent heartbeat (claimants with no heartbeat are not in it). */
+    Map<NodeId, Claim> lastHeartbeats();
 
     /**
      * Takes {@code claim} back, unless it changed meanwhile (a heartbeat, an ack): the envelope

@@ -3,6 +3,8 @@ package dev.parley.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -48,6 +50,13 @@ public final class Claims {
     /** The claim held on an envelope the caller may already see (its status), if one is. */
     public Optional<Claim> held(String id) {
         return claims.held(id);
+    }
+
+    /** Per claimant, the most recent heartbeat of the claims it holds: what it is at now (an agent's view shows it). */
+    public Map<NodeId, Claim.Heartbeat> lastHeartbeats() {
+        Map<NodeId, Claim.Heartbeat> out = new HashMap<>();
+        claims.lastHeartbeats().forEach((node, claim) -> claim.heartbeat().ifPresent(beat -> out.put(node, beat)));
+        return out;
     }
 
     /** The claimant says it is still at work: on {@code tool} since {@code toolStartedAt}, for at most {@code declared}. */

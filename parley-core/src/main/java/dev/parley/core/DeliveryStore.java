@@ -42,6 +42,13 @@ public interface DeliveryStore {
     /** Removes a policy (the node falls back to stream-only delivery). */
     void removePolicy(NodeId node, AuditEntry audit);
 
+    /** A node's envelopes not yet delivered that wait for a webhook attempt, and when the next attempt is due. */
+    record PushesWaiting(long count, Optional<Instant> nextAt) {
+    }
+
+    /** What waits for {@code node}'s webhook: counted over its undelivered envelopes, so it costs its backlog. */
+    PushesWaiting pushesWaiting(NodeId node);
+
     /** Scheduled work due at or before {@code now}, oldest first. */
     List<Due> due(Instant now, int limit);
 

@@ -321,6 +321,11 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
+    public PushesWaiting pushesWaiting(NodeId node) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
     public List<Due> due(Instant now, int limit) {
         throw new UnsupportedOperationException("the schedule is the dispatcher's");
     }

@@ -330,7 +330,7 @@ public final class Hub implements AutoCloseable {
             new MessageRoutes(router, schedules, messages, claims, waiters, metrics, limiter, flow).register(routes);
             new ScheduleRoutes(schedules).register(routes);
             new InboxRoutes(inboxes, stream).register(routes);
-            new DeliveryRoutes(policies).register(routes);
+            new DeliveryRoutes(policies, dispatcher, feeds).register(routes);
             new DeadLetterRoutes(new DeadLetters(deliveries, livePolicy, clock, redriven -> {
                 feeds.redeliver(redriven);
                 dispatcher.wake();
@@ -340,7 +340,7 @@ public final class Hub implements AutoCloseable {
             new BroadcastRoutes(new Broadcasts(graph, access, schemas, store.topics(), store, clock, ids), metrics)
                     .register(routes);
             new TaskRoutes(tasks, agentRuntime, metrics).register(routes);
-            new AgentRoutes(agents, agentRuntime).register(routes);
+            new AgentRoutes(agents, agentRuntime, claims).register(routes);
             new PermissionRoutes(permissions).register(routes);
             new CapabilityRoutes(capabilities, tasks).register(routes);
             new TraceRoutes(traces).register(routes);

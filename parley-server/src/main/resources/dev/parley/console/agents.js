@@ -1,6 +1,6 @@
-// Agents: the managed agents the hub runs, their state, logs; stop and restart.
+// Agents: the managed agents the hub runs, their state, last heartbeat, current tool, restarts, logs; stop and restart.
 import { api, notPermitted } from './api.js';
-import { h, table, notPermittedNote, failure } from './dom.js';
+import { h, table, notPermittedNote, failure, time } from './dom.js';
 
 let list; let logs; let status;
 
@@ -9,8 +9,10 @@ const stopped = (agent) => agent.state === 'stopped' || agent.state === 'failed'
 async function refresh() {
   try {
     const { items } = await api('/v1/agents');
-    list.replaceChildren(table(`${items.length} managed agents`, ['Agent', 'Parent', 'Runner', 'Wake', 'State', 'Failure', 'Actions'],
-      items.map((a) => [a.id, a.parent || '—', a.runner, a.wake, a.state, a.failure || '—', h('span', { class: 'actions' },
+    list.replaceChildren(table(`${items.length} managed agents`,
+      ['Agent', 'Parent', 'Runner', 'Wake', 'State', 'Last heartbeat', 'Current tool', 'Restarts', 'Failure', 'Actions'],
+      items.map((a) => [a.id, a.parent || '—', a.runner, a.wake, a.state,
+        a.lastHeartbeatAt ? time(a.lastHeartbeatAt) : '—', a.currentTool || '—', a.restarts, a.failure || '—', h('span', { class: 'actions' },
         h('button', { type: 'button', onclick: () => tail(a.id), 'aria-label': `Logs of ${a.id}` }, 'Logs'),
         stopped(a) ? h('button', { type: 'button', onclick: () => act(a.id, 'restart'), 'aria-label': `Start ${a.id}` }, 'Start')
           : h('button', { type: 'button', onclick: () => act(a.id, 'restart'), 'aria-label': `Restart ${a.id}` }, 'Restart'),

@@ -1,5 +1,5 @@
-// Inboxes: per node, its backlog and last delivery, how it is reached (stream or webhook), retries,
-// redelivery, dead letters.
+// Inboxes: per node, its backlog and last delivery, how it is reached (stream or webhook) and how
+// that stands now (streams open, a failing webhook, pushes waiting), retries, redelivery, dead letters.
 import { api, notPermitted } from './api.js';
 import { h, table, notPermittedNote, failure, time } from './dom.js';
 
@@ -25,13 +25,27 @@ async function refresh() {
       inbox ? inbox.head : '—',
       inbox && inbox.lastDeliveredAt ? time(inbox.lastDeliveredAt) : '—',
       delivery ? (delivery.webhook ? `webhook ${delivery.webhook.url}` : 'stream') : 'not permitted',
+      delivery ? streams(delivery.live) : '—',
+      delivery ? webhookState(delivery) : '—',
+      delivery ? waiting(delivery.live) : '—',
       delivery ? `${delivery.retry.maxAttempts} attempts from ${delivery.retry.baseMs} ms` : '—',
       delivery && delivery.redeliverAfterMs ? `after ${delivery.redeliverAfterMs} ms` : 'off',
       letters ? letters.filter((d) => d.node === n.id).length : 'not permitted'];
   }));
   list.replaceChildren(table(`${nodes.length} inboxes`,
-    ['Node', 'Backlog', 'Head seq', 'Last delivery', 'Delivery', 'Retries', 'Redelivery', 'Dead letters'], rows));
+    ['Node', 'Backlog', 'Head seq', 'Last delivery', 'Delivery', 'Streams', 'Webhook state', 'Pushes waiting', 'Retries',
+      'Redelivery', 'Dead letters'], rows));
 }
+
+const streams = (live) => (live.streams ? `${live.streams} open` : 'none open');
+
+function webhookState({ webhook, live }) {
+  if (!webhook) return '—';
+  return live.failing ? `failing since ${time(live.failingSince)} (${live.failedAttempts} attempts; last: ${live.lastError})`
+    : 'not failing';
+}
+
+const waiting = (live) => (live.pushesWaiting ? `${live.pushesWaiting}, next attempt ${time(live.nextAttemptAt)}` : '0');
 
 export default {
   id: 'inboxes',

@@ -15,7 +15,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -115,6 +117,23 @@ public final class SqliteClaims implements ClaimStore {
             try (var rs = select.executeQuery()) {
                 while (rs.next()) {
                     out.add(claim(rs));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Map<NodeId, Claim> lastHeartbeats() {
+        return readers.read(s -> {
+            // SQLite takes the bare columns of a max() group from the row with the maximum.
+            var select = s.get("SELECT " + COLUMNS + ", max(heartbeat_at) FROM claims WHERE claimed_at IS NOT NULL"
+                    + " AND heartbeat_at IS NOT NULL GROUP BY node");
+            Map<NodeId, Claim> out = new HashMap<>();
+            try (var rs = select.executeQuery()) {
+                while (rs.next()) {
+                    Claim claim = claim(rs);
+                    out.put(claim.node(), claim);
                 }
             }
             return out;

@@ -95,6 +95,20 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     @Override
+    public PushesWaiting pushesWaiting(NodeId node) {
+        return readers.read(s -> {
+            var select = s.get("SELECT count(*), min(w.due_at) FROM envelopes e INDEXED BY envelopes_undelivered"
+                    + " JOIN schedule w ON w.envelope_id = e.id AND w.purpose = 'push'"
+                    + " WHERE e.to_node = ? AND e.delivered_at IS NULL");
+            select.setString(1, node.value());
+            try (ResultSet rs = select.executeQuery()) {
+                rs.next();
+                return new PushesWaiting(rs.getLong(1), Rows.optionalMillis(rs, 2));
+            }
+        });
+    }
+
+    @Override
     public List<Due> due(Instant now, int limit) {
         return readers.read(s -> {
             var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"

@@ -121,8 +121,11 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
     }
 
-    /** What the API shows of an agent. */
-    public record View(AgentSpec spec, State state, Optional<String> failure, long settled) {
+    /**
+     * What the API shows of an agent; {@code restarts}: how many times its supervisor started its
+     * process again after it ended (crash loop and restart policy), since this hub started.
+     */
+    public record View(AgentSpec spec, State state, Optional<String> failure, long settled, long restarts) {
     }
 
     private final Graph graph;
@@ -319,6 +322,8 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         /** Whether a worker is on; set by whoever starts one, cleared by the worker as it ends. */
         private final AtomicBoolean working = new AtomicBoolean();
         private final AtomicLong settled = new AtomicLong();
+        /** Its process started again by its supervisor after it ended; in memory, since this hub started. */
+        private final AtomicLong restarts = new AtomicLong();
         /** Stop and restart of this agent, in turn. */
         private final ReentrantLock control = new ReentrantLock();
         private volatile Optional<String> failure = Optional.empty();
@@ -336,7 +341,7 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
         }
 
         View view() {
-            return new View(spec, state.get(), failure, settled.get());
+            return new View(spec, state.get(), failure, settled.get(), restarts.get());
         }
 
         /** Mail for the agent: its worker takes it, or one starts unless the agent is stopped or failed. Never waits. */
@@ -684,7 +689,12 @@ public final class AgentRuntime implements Notifier, AutoCloseable {
          */
         private void supervise() throws InterruptedException {
             int crashes = 0;
+            boolean again = false;
             while (active()) {
+                if (again) {
+                    restarts.incrementAndGet();
+                }
+                again = true;
                 long started = System.nanoTime();
                 Process process;
                 try {

@@ -64,9 +64,11 @@ public final class Courier implements AutoCloseable {
             return status / 100 == 2 ? new Outcome.Delivered(status) : new Outcome.Refused("HTTP " + status);
         } catch (HttpTimeoutException e) {
             return new Outcome.Refused("no answer within " + timeout.toMillis() + " ms");
+        } catch (java.net.ConnectException e) {
+            // the JDK's client says nothing more (its message is null): the why is in the user's words, not a class name
+            return new Outcome.Refused("cannot connect to " + webhook.url().getHost() + " (refused or unreachable)");
         } catch (IOException e) {
-            return new Outcome.Refused("connection failed: " + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : " " + e.getMessage()));
+            return new Outcome.Refused("connection failed" + (e.getMessage() == null ? "" : ": " + e.getMessage()));
         }
     }
 

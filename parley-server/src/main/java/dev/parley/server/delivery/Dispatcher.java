@@ -77,8 +77,19 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private record Finished(int attempt, long atNanos) {
     }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
-    /** Nodes whose webhook failed since it last delivered, with the attempts that failed. */
-    private final Map<NodeId, Integer> failingWebhooks = new ConcurrentHashMap<>();
+    /** Nodes whose webhook failed since it last delivered: since when, the attempts that failed, the last error. */
+    private final Map<NodeId, Failing> failingWebhooks = new ConcurrentHashMap<>();
+
+    /** A webhook's run of failures, as this hub saw it since it started (the run ends at its next delivery). */
+    public record Failing(Instant since, int attempts, String lastError) {
+        Failing then(Failing next) {
+            return new Failing(since, attempts + next.attempts, next.lastError);
+        }
+    }
+
+    /** A node's webhook now: whether it is failing, and what waits for it in the schedule. */
+    public record WebhookState(Optional<Failing> failing, DeliveryStore.PushesWaiting waiting) {
+    }
     private final Semaphore total = new Semaphore(TOTAL);
     private final ExecutorService pushes = Executors.newVirtualThreadPerTaskExecutor();
     private final Semaphore wake = new Semaphore(0);
@@ -116,6 +127,11 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     /** Lets {@code form} write the pushes of the envelopes it claims (their body and extra headers). */
     public void shapePushes(PushForm form) {
         courier.shape(form);
+    }
+
+    /** {@code node}'s webhook now (whether or not it has one: pushes may wait from before its webhook was removed). */
+    public WebhookState webhookState(NodeId node) {
+        return new WebhookState(Optional.ofNullable(failingWebhooks.get(node)), store.pushesWaiting(node));
     }
 
     /** Asks the scanner to look at the schedule now (after a redrive, say). */
@@ -352,15 +368,15 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private void webhookFailed(Envelope envelope, int attempt, String why) {
         LOG.fine(() -> "push of " + envelope.id() + " to " + envelope.to() + " failed (attempt " + attempt + "): "
                 + why);
-        if (failingWebhooks.merge(envelope.to(), 1, Integer::sum) == 1) {
+        if (failingWebhooks.merge(envelope.to(), new Failing(clock.instant(), 1, why), Failing::then).attempts() == 1) {
             LOG.warning("the webhook of " + envelope.to() + " fails: " + why + "; its pushes are retried with backoff");
         }
     }
 
     private void webhookDelivered(NodeId node) {
-        Integer failed = failingWebhooks.remove(node);
+        Failing failed = failingWebhooks.remove(node);
         if (failed != null) {
-            LOG.info("the webhook of " + node + " delivers again, after " + failed + " failed attempt(s)");
+            LOG.info("the webhook of " + node + " delivers again, after " + failed.attempts() + " failed attempt(s)");
         }
     }
 

@@ -71,6 +71,12 @@ public final class InboxFeeds implements Notifier {
         });
     }
 
+    /** How many streams follow {@code node}'s inbox now (the node's own and the admin's). */
+    public int streams(NodeId node) {
+        Feed feed = feeds.get(node);
+        return feed == null ? 0 : feed.followers;
+    }
+
     /** Ends every stream of a deleted node. */
     public void close(NodeId node) {
         Feed feed = feeds.get(node);
@@ -96,8 +102,11 @@ public final class InboxFeeds implements Notifier {
         /** The latest redeliveries, each numbered; every stream of the owner takes those past the last it took. */
         private final ArrayDeque<Redelivery> redeliveries = new ArrayDeque<>();
         private long redelivered;
-        /** Guarded by the map's compute: how many streams follow this feed, and how many of them are the node's own. */
-        private int followers;
+        /**
+         * Written under the map's compute: how many streams follow this feed, and how many of them
+         * are the node's own; followers is volatile for {@link #streams}, which only reads it.
+         */
+        private volatile int followers;
         private int owners;
         private volatile boolean closed;
         private volatile long head;

@@ -3,6 +3,8 @@ package dev.parley.server.rest;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.AgentSpec;
 import dev.parley.core.Agents;
+import dev.parley.core.Claim;
+import dev.parley.core.Claims;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
@@ -12,12 +14,14 @@ import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.wire.Json;
 
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * {@code /v1/agents}: managed agents. Starting one creates its node (kind {@code managed}, the
  * caller its parent) with its spec; the admin and the agent's parent see, stop and restart it,
- * and read its log.
+ * and read its log. Each view shows its restarts and, from the agent protocol's claims, the
+ * latest heartbeat of the claims its node holds and the tool that heartbeat named.
  */
 public final class AgentRoutes {
     private static final int DEFAULT_LOG_LINES = 200;
@@ -25,10 +29,12 @@ public final class AgentRoutes {
 
     private final Agents agents;
     private final AgentRuntime runtime;
+    private final Claims claims;
 
-    public AgentRoutes(Agents agents, AgentRuntime runtime) {
+    public AgentRoutes(Agents agents, AgentRuntime runtime, Claims claims) {
         this.agents = agents;
         this.runtime = runtime;
+        this.claims = claims;
     }
 
     public void register(Routes routes) {
@@ -51,9 +57,11 @@ public final class AgentRoutes {
 
     private void list(Exchange ex) {
         Principal caller = ex.caller();
+        Map<NodeId, Claim.Heartbeat> beats = claims.lastHeartbeats();
         ObjectNode out = Json.object();
         var items = out.putArray("items");
-        runtime.views().stream().filter(v -> agents.sees(caller, v.spec().id())).forEach(v -> items.add(view(v)));
+        runtime.views().stream().filter(v -> agents.sees(caller, v.spec().id()))
+                .forEach(v -> items.add(view(v, Optional.ofNullable(beats.get(v.spec().id())))));
         ex.json(200, out);
     }
 
@@ -88,7 +96,12 @@ public final class AgentRoutes {
                 + " is not run by this hub"));
     }
 
-    private static ObjectNode view(AgentRuntime.View v) {
+    /** The agent's view with the latest heartbeat of its claims. */
+    private ObjectNode view(AgentRuntime.View v) {
+        return view(v, Optional.ofNullable(claims.lastHeartbeats().get(v.spec().id())));
+    }
+
+    private static ObjectNode view(AgentRuntime.View v, Optional<Claim.Heartbeat> beat) {
         AgentSpec spec = v.spec();
         ObjectNode out = Json.object();
         out.put("id", spec.id().value());
@@ -106,6 +119,9 @@ public final class AgentRoutes {
         out.put("state", v.state().wire());
         out.put("failure", v.failure().orElse(null));
         out.put("settled", v.settled());
+        out.put("restarts", v.restarts());
+        out.put("lastHeartbeatAt", beat.map(b -> Json.time(b.at())).orElse(null));
+        out.put("currentTool", beat.flatMap(Claim.Heartbeat::tool).orElse(null));
         return out;
     }
 }

@@ -184,6 +184,48 @@ class AgentProtocolTest {
     }
 
     @Test
+    void anAgentsViewShowsTheLatestHeartbeatOfItsClaimsAndTheToolItNamed() {
+        try (HubFixture hub = start()) {
+            String lead = shellAgentFor(hub, "\"exec sleep 600\"", "5m");
+            JsonNode before = hub.get(hub.admin(), "/v1/agents/upper").json();
+            assertTrue(before.get("currentTool").isNull() && before.get("lastHeartbeatAt").isNull(), before::toString);
+            String id = hub.sendOk(lead, "upper", "hang").text("id");
+            // the example agent claims the envelope and heartbeats while its command (sh) runs
+            await().atMost(WAIT).until(() -> "sh".equals(hub.get(hub.admin(), "/v1/agents/upper").json()
+                    .path("currentTool").asText(null)));
+            JsonNode claim = hub.get(lead, "/v1/messages/" + id).json().get("claim");
+            JsonNode agent = hub.get(hub.admin(), "/v1/agents").items().getFirst();
+            assertEquals("upper", agent.get("id").asText());
+            assertEquals("sh", agent.get("currentTool").asText(), agent::toString);
+            assertFalse(Instant.parse(agent.get("lastHeartbeatAt").asText())
+                    .isBefore(Instant.parse(claim.at("/heartbeat/at").asText())), () -> agent + " " + claim);
+            assertTrue(hub.get(lead, "/v1/agents").items().isEmpty(), "the one visibility rule: lead is not its parent");
+        }
+    }
+
+    @Test
+    void aProcessAgentWhoseProcessIsKilledCountsTheRestartItsSupervisorMakes() throws Exception {
+        try (HubFixture hub = start()) {
+            assertEquals(201, hub.post(hub.admin(), "/v1/agents", obj("spec", """
+                    id: sleeper
+                    runner: process
+                    command: [sleep, "600"]
+                    wake: always
+                    """)).status());
+            Path pidFile = tmp.resolve("hub").resolve("agents").resolve("sleeper.pid");
+            await().atMost(WAIT).ignoreExceptions().until(() -> Files.readString(pidFile).endsWith("\n"));
+            assertEquals(0, hub.get(hub.admin(), "/v1/agents/sleeper").num("restarts"));
+            long first = Long.parseLong(Files.readString(pidFile).strip().split(" ")[0]);
+            ProcessHandle process = ProcessHandle.of(first).orElseThrow();
+            assertTrue(process.destroyForcibly(), "killed");
+            process.onExit().get(10, TimeUnit.SECONDS);
+            await().atMost(WAIT).until(() -> hub.get(hub.admin(), "/v1/agents/sleeper").num("restarts") >= 1);
+            assertEquals("running", hub.get(hub.admin(), "/v1/agents/sleeper").text("state"));
+            assertEquals(1, hub.get(hub.admin(), "/v1/agents").items().getFirst().get("restarts").asLong());
+        }
+    }
+
+    @Test
     void anIdleProcessAgentIsStoppedAndOnlyMailStartsItAgainWithAFreshTokenItsCommandsNeverSee() {
         try (HubFixture hub = start()) {
             String lead = shellAgentFor(hub, "'tr a-z A-Z; test -z \"$PARLEY_TOKEN\" || echo token leaked'", "1s");
