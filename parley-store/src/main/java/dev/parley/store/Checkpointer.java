@@ -36,7 +36,9 @@ import java.util.logging.Logger;
  * <p>How fast the restart runs depends on this thread getting a core. On a busy machine the
  * writer can commit many batches before it does, so past {@link #HOLD_FACTOR} times the
  * threshold the writer waits after its commit (up to {@link #HOLD_MAX_MILLIS}) for the next
- * restart: the WAL's bound then holds however the threads are scheduled.
+ * restart: the WAL's bound then holds however the threads are scheduled. Only while restarts
+ * work: one that finds a lock (a reader outside the hub, a backup) or fails, or a wait that
+ * times out, lets commits go on unheld until a restart succeeds again.
  */
 final class Checkpointer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Checkpointer.class.getName());
@@ -76,6 +78,8 @@ final class Checkpointer implements AutoCloseable {
      * {@code this}. A writer held past the bound waits for it.
      */
     private boolean restartPending;
+    /** Whether restarts are working, so that holding the writer for one is worth it; guarded by {@code this}. */
+    private boolean restartsWork = true;
 
     Checkpointer(Path file, Writer writer, ReadPool readers, long restartAtBytes) throws SQLException {
         this.connection = Connections.open(file, Connections.Role.CHECKPOINTER);
@@ -120,6 +124,7 @@ final class Checkpointer implements AutoCloseable {
                 // logged once per run of failures: on a full disk every attempt fails the same way
                 LOG.log(failing ? Level.FINE : Level.WARNING, "WAL checkpoint failed; retrying", e);
                 failing = true;
+                restarted(false);
                 noRestartBefore = System.nanoTime() + PASSIVE_NANOS;
             }
         }
@@ -136,21 +141,29 @@ final class Checkpointer implements AutoCloseable {
         boolean pastBound = walFileBytes() > HOLD_FACTOR * restartAtBytes;
         synchronized (this) {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOLD_MAX_MILLIS);
-            for (long left = HOLD_MAX_MILLIS; pastBound && !restartPending && !closed && left > 0;
-                 left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
+            long left = HOLD_MAX_MILLIS;
+            while (pastBound && restartsWork && !restartPending && !closed && left > 0) {
                 try {
                     wait(left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     break;
                 }
+                left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            }
+            if (pastBound && restartsWork && !restartPending && !closed) {
+                restartsWork = false;
+                LOG.warning("the WAL is past " + HOLD_FACTOR * restartAtBytes + " bytes and no restart came within "
+                        + HOLD_MAX_MILLIS + " ms; commits go on without waiting until a restart works again");
             }
             restartPending = false; // the commit that follows starts the log over
         }
     }
 
-    private synchronized void restarted() {
-        restartPending = true;
+    /** A restart worked (or, {@code worked} false, found a lock or failed): whether holding the writer is worth it. */
+    private synchronized void restarted(boolean worked) {
+        restartsWork = worked;
+        restartPending = worked;
         notifyAll();
     }
 
@@ -167,8 +180,8 @@ final class Checkpointer implements AutoCloseable {
             noRestartBefore = System.nanoTime() + PASSIVE_NANOS;
         } else {
             restartedAt = restart.walFrames();
-            restarted();
         }
+        restarted(!restart.busy());
         LOG.fine(() -> String.format("WAL restart checkpoint: %s, %d of %d frames copied, writer held %.1f ms",
                 restart.busy() ? "a lock stayed, later again" : "done", restart.copiedFrames(), restart.walFrames(),
                 held / 1e6));

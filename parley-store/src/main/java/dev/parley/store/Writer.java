@@ -153,8 +153,8 @@ final class Writer implements AutoCloseable {
      * Waits until no group commit is in progress and keeps the writer from starting the
      * next one until the pause is closed: the writer then holds no lock on the database.
      * A group commit never reads through the read pool (jobs read on the writer's own
-     * connection; answers and announcements come after the pause is free again), so a pause
-     * of the readers taken before this one cannot hold a commit up.
+     * connection; answers and announcements run on the announcer, which takes no part in a
+     * commit), so a pause of the readers taken before this one cannot hold a commit up.
      */
     Pause pause() throws InterruptedException {
         commits.lockInterruptibly();
@@ -189,8 +189,8 @@ final class Writer implements AutoCloseable {
             } finally {
                 commits.unlock();
             }
+            handOver(answers); // before the nudge, which may hold the next commit: this batch's callers need not wait
             afterCommit.run();
-            handOver(answers);
         }
     }
 
@@ -220,7 +220,7 @@ final class Writer implements AutoCloseable {
             }
             try {
                 next.run();
-            } catch (RuntimeException e) {
+            } catch (Throwable e) { // even an Error: a dead announcer would leave every later caller waiting
                 LOG.log(Level.SEVERE, "announcing a commit failed", e);
             }
         }
@@ -260,25 +260,27 @@ final class Writer implements AutoCloseable {
             failed(e);
             return () -> batch.forEach(p -> p.result().completeExceptionally(e));
         }
-        observer.committed(batch.size(), System.nanoTime() - start);
+        long ended = System.nanoTime();
+        observer.committed(batch.size(), ended - start);
         health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
         List<Envelope> committed = tx.drainCommitted();
         List<Delivered> deliveries = tx.drainDeliveries();
         return () -> {
+            observer.announcing(ended - start, ended);
             for (int i = 0; i < batch.size(); i++) {
                 complete(batch.get(i), results[i], failures[i]);
             }
             for (Envelope envelope : committed) {
                 try {
                     notifier.committed(envelope);
-                } catch (RuntimeException e) {
+                } catch (Throwable e) { // one listener's failure must not keep the envelope from the others
                     LOG.log(Level.WARNING, "notifier failed for envelope " + envelope.id(), e);
                 }
             }
             for (Delivered delivered : deliveries) {
                 try {
                     notifier.delivered(delivered.envelopes(), delivered.at());
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
                     LOG.log(Level.WARNING, "notifier failed for " + delivered.envelopes().size() + " deliveries", e);
                 }
             }

@@ -100,6 +100,22 @@ class AnnouncerTest {
         assertEquals(50, announced.size(), "every committed envelope was announced by the time close returned");
     }
 
+    @Test
+    void aNotifierThatThrowsAnErrorLeavesTheAnnouncerAnswering() throws Exception {
+        List<Long> announced = new CopyOnWriteArrayList<>();
+        Notifier failing = envelope -> {
+            if (envelope.seq() == 1) {
+                throw new StackOverflowError("a listener's bug");
+            }
+            announced.add(envelope.seq());
+        };
+        store = SqliteStore.open(dir, failing, CommitObserver.NONE);
+        assertEquals(1, append().seq());
+        assertEquals(2, CompletableFuture.supplyAsync(this::append).get(10, TimeUnit.SECONDS).seq(),
+                "answered after the Error");
+        await().atMost(Duration.ofSeconds(10)).until(() -> announced.equals(List.of(2L)));
+    }
+
     private static void awaitUninterruptibly(CountDownLatch latch) {
         try {
             latch.await();

@@ -13,6 +13,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -23,6 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -44,6 +50,34 @@ class WalBoundTest {
     void theWalStaysBoundedUnderSteadyCommitsAndReaders(@TempDir Path dir) throws Exception {
         try (SqliteStore store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, RESTART_AT)) {
             load(store, dir.resolve(SqliteStore.FILE_NAME + "-wal"));
+        }
+    }
+
+    /**
+     * A reader outside the hub (a sqlite3 shell, a backup) keeps every restart from working:
+     * the writer then must not wait a second after each commit for a restart that cannot come.
+     * Held after each commit, these 60 appends would take a minute.
+     */
+    @Test
+    void aReaderOutsideTheHubThatBlocksRestartsDoesNotHoldCommits(@TempDir Path dir) throws Exception {
+        try (SqliteStore store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, RESTART_AT)) {
+            append(store);
+            try (Connection outside = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME))) {
+                outside.setAutoCommit(false);
+                try (Statement s = outside.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM envelopes")) {
+                    rs.next(); // a read transaction, open on the WAL until the end of this block
+                    Path wal = dir.resolve(SqliteStore.FILE_NAME + "-wal");
+                    while (size(wal) <= Checkpointer.HOLD_FACTOR * RESTART_AT) {
+                        append(store);
+                    }
+                    assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+                        for (int i = 0; i < 60; i++) {
+                            append(store);
+                        }
+                    }, "past the bound, with no restart possible, commits go on");
+                }
+                outside.rollback();
+            }
         }
     }
 
