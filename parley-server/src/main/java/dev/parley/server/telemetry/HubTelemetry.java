@@ -38,12 +38,10 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
     private final OtlpTraceExport export;
     private final OtlpSettings settings;
     private final InstantSource clock;
-    /**
-     * How long the last group commit took: written on the store's writer thread, read on its
-     * announcer, which announces one batch while the next commits, so a commit span may
-     * take the length of the commit after its own.
-     */
-    private volatile long commitNanos;
+    // The commit whose batch the store's announcer is announcing: its length and its end
+    // (System.nanoTime). Written and read on the announcer thread only.
+    private long commitNanos;
+    private long commitEndedAt = System.nanoTime();
 
     private HubTelemetry(OtlpTraceExport export, OtlpSettings settings, InstantSource clock) {
         this.export = export;
@@ -59,9 +57,17 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
 
     /** {@code metrics} told of each group commit, and this telemetry too (for the commit spans). */
     public CommitObserver observing(CommitObserver metrics) {
-        return (jobs, nanos) -> {
-            metrics.committed(jobs, nanos);
-            commitNanos = nanos;
+        return new CommitObserver() {
+            @Override
+            public void committed(int jobs, long nanos) {
+                metrics.committed(jobs, nanos);
+            }
+
+            @Override
+            public void announcing(long nanos, long endedAt) {
+                commitNanos = nanos;
+                commitEndedAt = endedAt;
+            }
         };
     }
 
@@ -71,12 +77,13 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
         if (!settings.sampled(span.traceId())) {
             return;
         }
-        Instant now = clock.instant();
-        Instant created = envelope.createdAt().isAfter(now) ? now : envelope.createdAt();
-        Instant commitStart = now.minusNanos(commitNanos);
-        export.offer(HubSpan.of(HubSpan.Operation.SEND, span, created, now, envelope));
+        // its commit ended a little before the announcer got to it: the spans end then
+        Instant committed = clock.instant().minusNanos(Math.max(0, System.nanoTime() - commitEndedAt));
+        Instant created = envelope.createdAt().isAfter(committed) ? committed : envelope.createdAt();
+        Instant commitStart = committed.minusNanos(commitNanos);
+        export.offer(HubSpan.of(HubSpan.Operation.SEND, span, created, committed, envelope));
         export.offer(HubSpan.of(HubSpan.Operation.COMMIT, span.child("commit"),
-                commitStart.isBefore(created) ? created : commitStart, now, envelope));
+                commitStart.isBefore(created) ? created : commitStart, committed, envelope));
     }
 
     /** The receiver took {@code envelopes} at {@code at} (a stream, a poll, a webhook): each once. */
