@@ -31,13 +31,19 @@ import java.util.logging.Logger;
  * The live flow of committed envelopes ({@code GET /v1/messages/stream}, the console's feed):
  * each follower gets, as Server-Sent Events, every envelope committed while it follows that
  * its caller may see ({@link Messages#visibleTo}: all of them for the admin). Live only: no
- * replay, no cursor. The store's writer hands each envelope over without waiting: a follower
- * holds at most {@link #QUEUE} envelopes not yet written, and what does not fit is dropped,
- * counted ({@code parley_flow_dropped_total}) and announced to it as {@code : dropped N}.
+ * replay, no cursor. The store's announcer hands each envelope over without waiting: a follower
+ * holds at most {@link #QUEUE} envelopes, and about {@link #QUEUE_CHARS} characters of their
+ * text and data, not yet written; what does not fit is dropped, counted
+ * ({@code parley_flow_dropped_total}) and announced to it as {@code : dropped N}. Each write
+ * takes at most {@link #BATCH} envelopes, so one write's buffer stays small too.
  */
 public final class MessageFlow implements Notifier {
     private static final Logger LOG = Logger.getLogger(MessageFlow.class.getName());
     static final int QUEUE = 1024;
+    /** Text and data, in characters, a follower may hold unwritten: 1,024 envelopes of 256 KiB would be 256 MiB. */
+    static final long QUEUE_CHARS = 8L << 20;
+    /** Most envelopes one write takes. */
+    static final int BATCH = 256;
     private static final byte[] READY = ": parley ready\nretry: 1000\n\n".getBytes(StandardCharsets.UTF_8);
     private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
 
@@ -116,27 +122,35 @@ public final class MessageFlow implements Notifier {
     private record Taken(List<Envelope> envelopes, long dropped) {
     }
 
+    /** What an envelope weighs in a follower's queue: its text and data, which are most of its frame. */
+    private static long chars(Envelope envelope) {
+        return envelope.text().map(String::length).orElse(0) + envelope.data().map(d -> d.json().length()).orElse(0);
+    }
+
     /** One open stream: its caller and the envelopes committed for it and not yet written. */
     private final class Follower {
         private final Principal viewer;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition arrived = lock.newCondition();
         private final ArrayDeque<Envelope> queue = new ArrayDeque<>();
+        private long queuedChars;
         private long dropped;
 
         Follower(Principal viewer) {
             this.viewer = viewer;
         }
 
-        /** Called by the writer after a commit: never waits for the reader. */
+        /** Called by the store's announcer after a commit: never waits for the reader. */
         void offer(Envelope envelope) {
             if (!Messages.visibleTo(viewer, envelope)) {
                 return;
             }
+            long chars = chars(envelope);
             lock.lock();
             try {
-                if (queue.size() < QUEUE) {
+                if (queue.size() < QUEUE && queuedChars + chars <= QUEUE_CHARS) {
                     queue.add(envelope);
+                    queuedChars += chars;
                 } else {
                     dropped++;
                     metrics.flowDropped.increment();
@@ -164,8 +178,12 @@ public final class MessageFlow implements Notifier {
                 while (queue.isEmpty() && dropped == 0 && !closed && left > 0) {
                     left = arrived.awaitNanos(left);
                 }
-                List<Envelope> envelopes = new ArrayList<>(queue);
-                queue.clear();
+                List<Envelope> envelopes = new ArrayList<>(Math.min(queue.size(), BATCH));
+                while (!queue.isEmpty() && envelopes.size() < BATCH) {
+                    Envelope next = queue.poll();
+                    queuedChars -= chars(next);
+                    envelopes.add(next);
+                }
                 Taken taken = new Taken(envelopes, dropped);
                 dropped = 0;
                 return taken;
