@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /** {@code parley send}: one message, or many with {@code --batch}, as the node whose token is used. */
 @Command(name = "send", mixinStandardHelpOptions = true,
@@ -30,6 +31,8 @@ import java.util.Map;
 final class SendCommand extends ClientCommand {
     /** The most messages the hub takes in one batch. */
     private static final int BATCH = 1_000;
+    /** Rounds in a row in which the rate limit lets none of a batch's remaining messages through, before giving up. */
+    private static final int RATE_LIMITED_ROUNDS = 5;
 
     @Option(names = "--to", paramLabel = "NODE", description = "Receiver (required unless --batch).")
     String to;
@@ -170,10 +173,7 @@ final class SendCommand extends ClientCommand {
     /** Posts the messages in batches, in order, printing one line per message; a refused batch stops there. */
     private void sendBatches(HubClient client, List<JsonNode> messages) throws InterruptedException {
         for (int from = 0; from < messages.size(); from += BATCH) {
-            ObjectNode body = HubClient.JSON.createObjectNode();
-            body.putArray("messages").addAll(messages.subList(from, Math.min(from + BATCH, messages.size())));
-            JsonNode answer = client.post("/v1/messages:batch", body);
-            for (JsonNode result : answer.path("results")) {
+            for (JsonNode result : sendChunk(client, messages.subList(from, Math.min(from + BATCH, messages.size())))) {
                 boolean refused = result.has("error");
                 if (refused && exitStatus() == ExitStatus.OK) {
                     exitWith(ExitStatus.forError(result.path("httpStatus").asInt(), result.path("error").asText()));
@@ -188,5 +188,37 @@ final class SendCommand extends ClientCommand {
                 });
             }
         }
+    }
+
+    /**
+     * One batch's results, in order. The messages the node's rate limit turned away were not
+     * written, so they are sent again after the wait the hub names, until they go through or
+     * {@link #RATE_LIMITED_ROUNDS} rounds in a row get none through.
+     */
+    private static List<JsonNode> sendChunk(HubClient client, List<JsonNode> chunk) throws InterruptedException {
+        JsonNode[] results = new JsonNode[chunk.size()];
+        List<Integer> pending = IntStream.range(0, chunk.size()).boxed().toList();
+        for (int idle = 0; !pending.isEmpty() && idle <= RATE_LIMITED_ROUNDS; ) {
+            ObjectNode body = HubClient.JSON.createObjectNode();
+            var array = body.putArray("messages");
+            pending.forEach(i -> array.add(chunk.get(i)));
+            JsonNode answer = client.post("/v1/messages:batch", body);
+            List<Integer> limited = new ArrayList<>();
+            long wait = 1;
+            for (int k = 0; k < pending.size(); k++) {
+                JsonNode result = answer.path("results").path(k);
+                results[pending.get(k)] = result;
+                if ("rate_limited".equals(result.path("error").asText())) {
+                    limited.add(pending.get(k));
+                    wait = Math.max(wait, result.path("retryAfter").asLong(1));
+                }
+            }
+            idle = limited.size() == pending.size() ? idle + 1 : 0;
+            pending = limited;
+            if (!pending.isEmpty() && idle <= RATE_LIMITED_ROUNDS) {
+                Thread.sleep(Duration.ofSeconds(wait)); // the wait the hub's rate limit names
+            }
+        }
+        return List.of(results);
     }
 }

@@ -127,6 +127,28 @@ class CliEndToEndTest {
     }
 
     @Test
+    void sendBatchSendsAgainWhatTheRateLimitTurnedAwayUntilAllIsAccepted() throws Exception {
+        String lead = addNode(hub, "lead");
+        addNode(hub, "worker-1", "--parent", "lead");
+        CliRun limited = parley(as(hub, hub.adminToken(), "limits", "set", "lead", "--rate", "10", "--burst", "4"));
+        assertEquals(ExitStatus.OK, limited.exit, limited::describe);
+        StringBuilder jsonl = new StringBuilder();
+        for (int i = 1; i <= 12; i++) {
+            jsonl.append("{\"to\": \"worker-1\", \"text\": \"m").append(i).append("\"}\n");
+        }
+        Path lines = data.resolve("limited.jsonl");
+        Files.writeString(lines, jsonl);
+
+        CliRun sent = parley(as(hub, lead, "send", "--batch", lines.toString()));
+        assertEquals(ExitStatus.OK, sent.exit, sent::describe);
+        List<String> out = sent.out().lines().toList();
+        assertEquals(12, out.size(), sent::describe);
+        for (int i = 0; i < 12; i++) {
+            assertTrue(out.get(i).matches("^accepted  id=\\S+  seq=" + (i + 1) + "  to=worker-1$"), sent::describe);
+        }
+    }
+
+    @Test
     void jsonOutputParsesAcrossAMessageLifecycle() throws Exception {
         String lead = addNode(hub, "lead");
         String worker = addNode(hub, "worker-1", "--parent", "lead");
