@@ -1,5 +1,5 @@
 // Live flow: envelopes as they are committed (GET /v1/messages/stream), filtered here; one opened in full.
-import { api, follow, notPermitted } from './api.js';
+import { api, follow, notPermitted, Refused } from './api.js';
 import { h, table, notPermittedNote, failure, time } from './dom.js';
 
 const KEEP = 500;
@@ -58,6 +58,10 @@ async function connect() {
     });
     status.textContent = 'The stream ended; reconnecting.';
   } catch (e) {
+    if (e instanceof Refused && e.status === 401) { // the token stopped working: asking again cannot help
+      status.textContent = 'The token is no longer accepted; log in again to follow the flow.';
+      return;
+    }
     status.textContent = notPermitted(e) ? 'Not permitted for this token.' : `The stream failed (${e.message}); reconnecting.`;
   }
   setTimeout(connect, 1000);

@@ -5,9 +5,14 @@ import { h, table, notPermittedNote, failure, time } from './dom.js';
 
 let list; let ctx;
 
-/** The admin reads any inbox's summary; a node only its own. */
-const summary = (node) => api(ctx.admin ? `/v1/nodes/${node}/inbox/summary` : '/v1/inbox/summary')
-  .then((s) => (s.node === node ? s : null), () => null);
+/**
+ * The admin reads any inbox's summary and delivery; a node only its own, so for the other nodes
+ * it sees the page asks nothing (each request costs the node a rate-limit token).
+ */
+const mine = (node) => ctx.admin || node === ctx.node;
+const summary = (node) => (!mine(node) ? Promise.resolve(null)
+  : api(ctx.admin ? `/v1/nodes/${node}/inbox/summary` : '/v1/inbox/summary').catch(() => null));
+const delivery = (node) => (!mine(node) ? Promise.resolve(null) : api(`/v1/nodes/${node}/delivery`).catch(() => null));
 
 async function refresh() {
   let nodes;
@@ -19,17 +24,17 @@ async function refresh() {
   }
   const letters = await api('/v1/dead-letters?limit=1000').then((d) => d.items, () => null);
   const rows = await Promise.all(nodes.map(async (n) => {
-    const [inbox, delivery] = await Promise.all([summary(n.id), api(`/v1/nodes/${n.id}/delivery`).catch(() => null)]);
+    const [inbox, reach] = await Promise.all([summary(n.id), delivery(n.id)]);
     return [n.id,
       inbox ? inbox.backlog : 'not permitted',
       inbox ? inbox.head : '—',
       inbox && inbox.lastDeliveredAt ? time(inbox.lastDeliveredAt) : '—',
-      delivery ? (delivery.webhook ? `webhook ${delivery.webhook.url}` : 'stream') : 'not permitted',
-      delivery ? streams(delivery.live) : '—',
-      delivery ? webhookState(delivery) : '—',
-      delivery ? waiting(delivery.live) : '—',
-      delivery ? `${delivery.retry.maxAttempts} attempts from ${delivery.retry.baseMs} ms` : '—',
-      delivery && delivery.redeliverAfterMs ? `after ${delivery.redeliverAfterMs} ms` : 'off',
+      reach ? (reach.webhook ? `webhook ${reach.webhook.url}` : 'stream') : 'not permitted',
+      reach ? streams(reach.live) : '—',
+      reach ? webhookState(reach) : '—',
+      reach ? waiting(reach.live) : '—',
+      reach ? `${reach.retry.maxAttempts} attempts from ${reach.retry.baseMs} ms` : '—',
+      reach && reach.redeliverAfterMs ? `after ${reach.redeliverAfterMs} ms` : 'off',
       letters ? letters.filter((d) => d.node === n.id).length : 'not permitted'];
   }));
   list.replaceChildren(table(`${nodes.length} inboxes`,
