@@ -49,3 +49,18 @@ e2e_stop_hub() {
   fi
   rm -rf "$work"
 }
+
+# e2e_drive SCRIPT: runs the node driver SCRIPT against the hub ($url, admin token $admin) and
+# exits with its status; on a failure the hub's log follows, for the why.
+e2e_drive() {
+  local status
+  set +e
+  node "$1" "$url" "$admin"
+  status=$?
+  set -e
+  if [ "$status" -ne 0 ]; then
+    echo "$name: failures; the hub's log follows" >&2
+    tail -n 50 "$work/hub.err" >&2
+  fi
+  exit "$status"
+}

@@ -19,6 +19,7 @@ import {
   JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
 } from 'a2a-js-sdk-v03/client';
 import { randomUUID } from 'node:crypto';
+import { check, finish } from '../checks.mjs';
 
 const [hubUrl, adminToken] = process.argv.slice(2);
 if (!hubUrl || !adminToken) {
@@ -26,18 +27,6 @@ if (!hubUrl || !adminToken) {
   process.exit(2);
 }
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`  ok    ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`  FAIL  ${name}: ${e && e.stack ? e.stack : e}`);
-  }
-}
 function assert(condition, message) {
   if (!condition) throw new Error(message);
 }
@@ -293,5 +282,4 @@ await check('JSONRPC 0.3: refused streams carry the JSON-RPC error the SDK repor
   refusedWith(await refusedStream(c.resubscribeTask({ id: task.id })), -32004, /nothing left to subscribe to/);
 });
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+finish();

@@ -17,12 +17,4 @@ e2e_start_hub "$admin"
 
 echo "a2a-js: @a2a-js/sdk $(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$here/node_modules/@a2a-js/sdk/package.json" \
   | head -n 1) against $url"
-set +e
-node "$here/a2a.mjs" "$url" "$admin"
-status=$?
-set -e
-if [ "$status" -ne 0 ]; then
-  echo "a2a-js: failures; the hub's log follows" >&2
-  tail -n 50 "$work/hub.err" >&2
-fi
-exit "$status"
+e2e_drive "$here/a2a.mjs"

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { check, finish } from '../checks.mjs';
 import { fileURLToPath } from 'node:url';
 
 const [url, admin] = process.argv.slice(2);
@@ -67,19 +68,6 @@ async function open(token, name) {
 
 const view = (page, name) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name, exact: true }).click();
 const shot = (page, name) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
-
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${e.message.split('\n')[0]}`);
-  }
-}
 
 // The fabric the checks look at: lead and its worker; a separate lead with its own child.
 const lead = await call(admin, 'POST', '/v1/nodes', { id: `lead-${run}` });
@@ -281,5 +269,4 @@ await check('no page broke its Content-Security-Policy or threw', async () => {
 });
 
 await browser.close();
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+finish();

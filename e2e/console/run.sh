@@ -22,12 +22,4 @@ admin="pa_console-e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 e2e_start_hub "$admin"
 
 echo "console: $("$CHROMIUM" --version 2>/dev/null | head -n 1) against $url"
-set +e
-node "$here/console.mjs" "$url" "$admin"
-status=$?
-set -e
-if [ "$status" -ne 0 ]; then
-  echo "console: failures; the hub's log follows" >&2
-  tail -n 50 "$work/hub.err" >&2
-fi
-exit "$status"
+e2e_drive "$here/console.mjs"
