@@ -1,6 +1,7 @@
 package dev.parley.store;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.parley.core.Envelope;
@@ -53,11 +54,22 @@ final class Rows {
         }
     }
 
-    /** {@code values} as a JSON array of strings, for {@code json_each(?)} in a statement. */
+    /**
+     * {@code values} as a JSON array of strings, for {@code json_each(?)} in a statement. Each
+     * string quoted by Jackson's encoder, without a tree or a writer: the delivery marks build one
+     * in every writer job, and serializing a tree was a sixth of the writer's time.
+     */
     static String jsonArray(java.util.Collection<String> values) {
-        var array = JSON.createArrayNode();
-        values.forEach(array::add);
-        return array.toString();
+        StringBuilder out = new StringBuilder(2 + values.size() * 40).append('[');
+        for (String value : values) {
+            if (out.length() > 1) {
+                out.append(',');
+            }
+            out.append('"');
+            JsonStringEncoder.getInstance().quoteAsString(value, out);
+            out.append('"');
+        }
+        return out.append(']').toString();
     }
 
     static Map<String, String> stringMap(String json) throws SQLException {
