@@ -103,7 +103,7 @@ final class Ledger {
     }
 
     private static String idArray(List<Envelope> envelopes) {
-        return Rows.jsonArray(envelopes.stream().map(Envelope::id).toList());
+        return Rows.jsonArray(envelopes, Envelope::id);
     }
 
     /**

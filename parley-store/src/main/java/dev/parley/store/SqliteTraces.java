@@ -121,7 +121,7 @@ public final class SqliteTraces implements TraceStore {
 
     @Override
     public List<Turn> turnsOfTrace(String traceId, Optional<Set<NodeId>> owners, int limit) {
-        String among = owners.map(o -> Rows.jsonArray(o.stream().map(NodeId::value).toList())).orElse(null);
+        String among = owners.map(o -> Rows.jsonArray(o, NodeId::value)).orElse(null);
         return readers.read(s -> {
             var select = s.get("SELECT " + TURN_COLUMNS + " FROM turns WHERE trace_id = ?1 AND (?2 IS NULL"
                     + " OR node IN (SELECT value FROM json_each(?2))) ORDER BY started_at, node, id LIMIT ?3");
