@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Tokens {
     private static final int MAX_TOKEN_LENGTH = 256;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Never used itself, only cloned: a fresh, unshared digest per call. */
+    private static final MessageDigest SHA_256 = sha256();
 
     private final byte[] adminHash;
     private final Map<String, NodeId> nodeByHash = new ConcurrentHashMap<>();
@@ -78,7 +80,16 @@ public final class Tokens {
 
     private static byte[] digest(String token) {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+            // a clone of one digest skips the provider lookup getInstance makes on every request
+            return ((MessageDigest) SHA_256.clone()).digest(token.getBytes(StandardCharsets.UTF_8));
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException("the platform's SHA-256 cannot be cloned", e);
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required by every Java platform", e);
         }

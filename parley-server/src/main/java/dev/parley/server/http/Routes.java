@@ -8,6 +8,7 @@ import dev.parley.core.TraceContext;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Method;
+import io.helidon.http.ServerResponseHeaders;
 import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRouting;
@@ -161,7 +162,10 @@ public final class Routes {
      * Ending the connection here is what the header promises.
      */
     private static void closeIfAnswerSaysSo(ServerResponse response) {
-        if (response.isSent() && response.headers().containsToken(HeaderValues.CONNECTION_CLOSE)) {
+        // the plain keep-alive most answers carry is settled without parsing the header's tokens
+        ServerResponseHeaders headers = response.headers();
+        if (response.isSent() && !headers.contains(HeaderValues.CONNECTION_KEEP_ALIVE)
+                && headers.containsToken(HeaderValues.CONNECTION_CLOSE)) {
             throw new CloseConnectionException("the answer closed the connection");
         }
     }
