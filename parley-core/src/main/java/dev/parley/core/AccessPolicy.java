@@ -50,7 +50,7 @@ public final class AccessPolicy {
 
     /** A send of {@code envelope} from {@code sender} to {@code target}, under the rules in force now. */
     public AclDecision decide(Node sender, Node target, RuleInput.EnvelopeFacts envelope, Instant now) {
-        return check(now).decide(sender, target, envelope);
+        return check(now).decide(sender, target, () -> envelope);
     }
 
     /** Decisions under one rule set at one instant. */
@@ -67,8 +67,11 @@ public final class AccessPolicy {
             return ruleset.version();
         }
 
-        /** A node reaching a node: the rules around the built-in ACL. */
-        public AclDecision decide(Node sender, Node target, RuleInput.EnvelopeFacts envelope) {
+        /**
+         * A node reaching a node: the rules around the built-in ACL. The envelope's facts are
+         * gathered only if a rule is there to read them (its text's size takes a pass over it).
+         */
+        public AclDecision decide(Node sender, Node target, Supplier<RuleInput.EnvelopeFacts> envelope) {
             return decide(() -> RuleInput.Party.of(sender, graph), target, envelope, () -> acl(sender, target));
         }
 
@@ -79,15 +82,16 @@ public final class AccessPolicy {
          */
         public AclDecision decide(RuleInput.Party sender, Node target, RuleInput.EnvelopeFacts envelope,
                                   Supplier<AclDecision> builtIn) {
-            return decide(() -> sender, target, envelope, builtIn);
+            return decide(() -> sender, target, () -> envelope, builtIn);
         }
 
-        private AclDecision decide(Supplier<RuleInput.Party> sender, Node target, RuleInput.EnvelopeFacts envelope,
+        private AclDecision decide(Supplier<RuleInput.Party> sender, Node target,
+                                   Supplier<RuleInput.EnvelopeFacts> envelope,
                                    Supplier<AclDecision> builtIn) {
             if (ruleset.isEmpty()) { // the built-in ACL alone: no rule input to gather
                 return stamped(builtIn.get());
             }
-            RuleInput input = new RuleInput(sender.get(), RuleInput.Party.of(target, graph), envelope);
+            RuleInput input = new RuleInput(sender.get(), RuleInput.Party.of(target, graph), envelope.get());
             Optional<PolicyRules.Match> deny = ruleset.first(PolicyRules.Effect.DENY, input);
             if (deny.isPresent()) {
                 PolicyRules.Match match = deny.get();

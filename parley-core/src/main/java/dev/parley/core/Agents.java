@@ -89,7 +89,7 @@ public final class Agents {
         AccessPolicy.Check check = access.check(clock.instant());
         Map<NodeId, Optional<java.time.Instant>> reach = new java.util.LinkedHashMap<>();
         for (NodeId other : request.talksWith()) {
-            Optional<AclDecision.Allowed> allowed = graph.node(other).map(node -> check.decide(parent, node, REACH))
+            Optional<AclDecision.Allowed> allowed = graph.node(other).map(node -> check.decide(parent, node, () -> REACH))
                     .filter(AclDecision.Allowed.class::isInstance).map(AclDecision.Allowed.class::cast);
             if (allowed.isEmpty()) { // a node that does not exist is refused in the same words: nothing learnt of the graph
                 audit.audit(Actor.of(caller, "agent.spawn", clock.instant()).deny(request.id().value(),

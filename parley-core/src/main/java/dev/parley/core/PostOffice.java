@@ -110,7 +110,7 @@ final class PostOffice {
             return new Verdict.Refused(actor.deny(to.value(), "target node does not exist", check.policyVersion()),
                     Registry.notFound(to));
         }
-        return switch (check.decide(sender, target.get(), draft.facts())) {
+        return switch (check.decide(sender, target.get(), draft::facts)) {
             case AclDecision.Denied denied -> new Verdict.Refused(actor.deny(to.value(), denied), refusal(denied));
             case AclDecision.Allowed allowed -> new Verdict.Allowed(allowed);
         };
