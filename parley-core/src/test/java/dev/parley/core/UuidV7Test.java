@@ -30,6 +30,28 @@ class UuidV7Test {
     }
 
     @Test
+    void theRandomBitsNeverRepeatAcrossRefillsOfThePoolOrThreads() throws InterruptedException {
+        UuidV7 ids = new UuidV7(InstantSource.system());
+        Set<Long> randomBits = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Set<String> all = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Thread[] threads = new Thread[4];
+        for (int t = 0; t < threads.length; t++) {
+            threads[t] = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < 2000; i++) { // 8,000 ids: the pool of 256 is drawn again 31 times
+                    String id = ids.next();
+                    all.add(id);
+                    randomBits.add(UUID.fromString(id).getLeastSignificantBits());
+                }
+            });
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertEquals(8000, all.size());
+        assertEquals(8000, randomBits.size());
+    }
+
+    @Test
     void theTimestampIsTheClocksMillis() {
         Instant at = Instant.parse("2026-11-22T10:00:00.123Z");
         UUID uuid = UUID.fromString(new UuidV7(InstantSource.fixed(at)).next());
