@@ -161,7 +161,7 @@ public final class Exchange {
             return new byte[0];
         }
         try (InputStream in = request.content().inputStream()) {
-            if (declared.isPresent()) {
+            if (declared.isPresent() && declared.getAsLong() >= 0) {
                 // the length is known and within the limit: one array of that size, no chunks to join
                 byte[] bytes = new byte[(int) declared.getAsLong()];
                 if (in.readNBytes(bytes, 0, bytes.length) < bytes.length) {
