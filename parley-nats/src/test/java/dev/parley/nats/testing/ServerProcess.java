@@ -62,6 +62,34 @@ public final class ServerProcess implements AutoCloseable {
         return candidates.stream().filter(Files::isExecutable).findFirst();
     }
 
+    /**
+     * Waits until {@code process} says in its own log (the part written after {@code from}
+     * bytes) that it listens, by {@code line}; fails with the log's tail if it exits first. A
+     * port that merely answers may be another process's: a port free when a test chose it can be
+     * taken by a busy machine's other servers before the child binds it, and then the child
+     * exits while the test talks to a stranger.
+     */
+    public static void awaitAnnounced(Process process, Path log, long from, String line, Duration atMost) {
+        await().atMost(atMost).pollInterval(Duration.ofMillis(50)).until(() -> {
+            byte[] all = Files.exists(log) ? Files.readAllBytes(log) : new byte[0];
+            int start = (int) Math.min(from, all.length);
+            String written = new String(all, start, all.length - start, StandardCharsets.UTF_8);
+            if (written.contains(line)) {
+                return true;
+            }
+            if (!process.isAlive()) {
+                throw new IllegalStateException("the process exited with " + process.exitValue()
+                        + " before it said \"" + line + "\":\n" + written.substring(Math.max(0, written.length() - 4000)));
+            }
+            return false;
+        });
+    }
+
+    /** The size of {@code log} now (0 when it does not exist yet): where a restarted child's lines begin. */
+    public static long logSize(Path log) throws IOException {
+        return Files.exists(log) ? Files.size(log) : 0;
+    }
+
     /** A loopback port free now. */
     public static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

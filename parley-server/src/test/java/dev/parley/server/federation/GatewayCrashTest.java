@@ -3,6 +3,7 @@ package dev.parley.server.federation;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.parley.nats.testing.NatsServer;
+import dev.parley.nats.testing.ServerProcess;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,9 +68,11 @@ class GatewayCrashTest {
         }
 
         void start() throws IOException {
-            process = GatewayProcess.spawn(tmp.resolve("data-" + id), port, ADMIN, id, nats.url(),
-                    tmp.resolve("gateway-" + id + ".log"));
-            await().atMost(STARTUP).ignoreExceptions().until(() -> call(this, "GET", "/healthz", null, null).statusCode() == 200);
+            Path log = tmp.resolve("gateway-" + id + ".log");
+            long from = ServerProcess.logSize(log);
+            process = GatewayProcess.spawn(tmp.resolve("data-" + id), port, ADMIN, id, nats.url(), log);
+            // its own line: whatever answers on the port may be another server that took it first
+            ServerProcess.awaitAnnounced(process, log, from, "listening on " + base() + " ", STARTUP);
         }
 
         void kill() throws InterruptedException {

@@ -3,6 +3,7 @@ package dev.parley.server.federation;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.nats.GatewayConfig;
 import dev.parley.nats.testing.NatsServer;
+import dev.parley.nats.testing.ServerProcess;
 import dev.parley.server.it.HubFixture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -45,16 +46,20 @@ class GatewayProcessesTest {
     @Test
     void threeGatewayProcessesSendReplyAckPublishAndBroadcastAcrossEachOther() throws Exception {
         List<Process> processes = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
         try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"))) {
             List<HubFixture> gateways = new ArrayList<>();
             for (String id : List.of("a", "b", "c")) {
                 int port = GatewayProcess.freePort();
-                processes.add(GatewayProcess.spawn(tmp.resolve("data-" + id), port, ADMIN, id, nats.url(),
-                        tmp.resolve("gateway-" + id + ".log")));
+                Path log = tmp.resolve("gateway-" + id + ".log");
+                processes.add(GatewayProcess.spawn(tmp.resolve("data-" + id), port, ADMIN, id, nats.url(), log));
+                logs.add(log);
                 gateways.add(HubFixture.remote("http://127.0.0.1:" + port, ADMIN));
             }
-            for (HubFixture gw : gateways) {
-                await().atMost(STARTUP).ignoreExceptions().until(() -> gw.get(null, "/healthz").status() == 200);
+            // each one's own line: whatever answers on a port may be another server that took it first
+            for (int i = 0; i < gateways.size(); i++) {
+                ServerProcess.awaitAnnounced(processes.get(i), logs.get(i), 0,
+                        "listening on " + gateways.get(i).url() + " ", STARTUP);
             }
             run(gateways.get(0), gateways.get(1), gateways.get(2));
         } finally {
@@ -76,10 +81,10 @@ class GatewayProcessesTest {
              HubFixture b = HubFixture.start(tmp.resolve("hub-b"), config -> config.withGateway(
                      Optional.of(new GatewayConfig("b", nats.url(), Optional.empty()))))) {
             int port = GatewayProcess.freePort();
-            owner = GatewayProcess.spawn(tmp.resolve("data-a"), port, ADMIN, "a", nats.url(),
-                    tmp.resolve("gateway-a.log"));
+            Path log = tmp.resolve("gateway-a.log");
+            owner = GatewayProcess.spawn(tmp.resolve("data-a"), port, ADMIN, "a", nats.url(), log);
             HubFixture a = HubFixture.remote("http://127.0.0.1:" + port, ADMIN);
-            await().atMost(STARTUP).ignoreExceptions().until(() -> a.get(null, "/healthz").status() == 200);
+            ServerProcess.awaitAnnounced(owner, log, 0, "listening on " + a.url() + " ", STARTUP);
             String lead = b.createNode("lead", null);
             await().atMost(WAIT).until(() -> a.get(a.admin(), "/v1/nodes/lead").status() == 200);
             a.createNodeResp(a.admin(), "worker", "lead");

@@ -1,6 +1,7 @@
 package dev.parley.server.push;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.nats.testing.ServerProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -71,10 +72,10 @@ class PushCrashTest {
     }
 
     private Process start(int port, Path log, String base) throws IOException {
+        long from = ServerProcess.logSize(log);
         Process process = HubProcess.spawn(dir.resolve("data"), port, ADMIN, log);
-        await().atMost(HubProcess.STARTUP).ignoreExceptions().until(() ->
-                HTTP.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(),
-                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
+        // its own line: whatever answers on the port may be another server that took it first
+        ServerProcess.awaitAnnounced(process, log, from, "listening on " + base + " ", HubProcess.STARTUP);
         return process;
     }
 
