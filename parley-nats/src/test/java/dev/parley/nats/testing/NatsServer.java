@@ -76,7 +76,8 @@ public final class NatsServer implements AutoCloseable {
             } else {
                 command.addAll(List.of("-js", "-a", host, "-p", Integer.toString(port), "-sd", store.toString()));
             }
-            return new NatsServer(ServerProcess.start("nats-server", command, dir.resolve("nats-server.log"), port));
+            return new NatsServer(ServerProcess.start("nats-server", command, dir.resolve("nats-server.log"), port,
+                    "Listening for client connections on " + host + ":" + port + "\n"));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start nats-server", e);
         }

@@ -4,9 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +18,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A real server process for one test (nats-server, ngircd): started from a command with its
- * output appended to a log file, ready once it accepts a TCP connection on its loopback port,
+ * output appended to a log file, ready once that log says it listens on its loopback port,
  * stopped by its PID. {@link #kill()} and {@link #restart()} keep the command and the port, as
  * an operator restarting the server would.
  */
@@ -29,18 +27,23 @@ public final class ServerProcess implements AutoCloseable {
     private final List<String> command;
     private final Path log;
     private final int port;
+    private final String announced;
     private Process process;
 
-    private ServerProcess(String name, List<String> command, Path log, int port) {
+    private ServerProcess(String name, List<String> command, Path log, int port, String announced) {
         this.name = name;
         this.command = List.copyOf(command);
         this.log = log;
         this.port = port;
+        this.announced = announced;
     }
 
-    /** Starts {@code command} (a server called {@code name}) and returns once it accepts connections on {@code port}. */
-    public static ServerProcess start(String name, List<String> command, Path log, int port) {
-        ServerProcess server = new ServerProcess(name, command, log, port);
+    /**
+     * Starts {@code command} (a server called {@code name}) and returns once its log says
+     * {@code announced}, the line with which it tells that it listens on {@code port}.
+     */
+    public static ServerProcess start(String name, List<String> command, Path log, int port, String announced) {
+        ServerProcess server = new ServerProcess(name, command, log, port, announced);
         try {
             server.launch();
         } catch (IOException e) {
@@ -137,29 +140,15 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     private void launch() throws IOException {
+        long from = logSize(log);
         process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         try {
-            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(25))
-                    .until(() -> !process.isAlive() || accepting());
+            awaitAnnounced(process, log, from, announced, Duration.ofSeconds(20));
         } catch (RuntimeException e) {
             process.destroyForcibly();
-            throw e;
-        }
-        if (!process.isAlive()) {
-            String text = log();
-            throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n"
-                    + text.substring(Math.max(0, text.length() - 4000)));
-        }
-    }
-
-    private boolean accepting() {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
+            throw new IllegalStateException(name + " did not start: " + e.getMessage(), e);
         }
     }
 }

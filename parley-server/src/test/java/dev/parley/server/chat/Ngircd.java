@@ -60,7 +60,7 @@ final class Ngircd implements AutoCloseable {
             // run as root, ngircd becomes "nobody" after reading it: keep it readable all the same
             config.toFile().setReadable(true, false);
             return new Ngircd(ServerProcess.start("ngircd", List.of(binary.toString(), "-n", "-f", config.toString()),
-                    dir.resolve("ngircd.log"), port));
+                    dir.resolve("ngircd.log"), port, "]:" + port + " (socket"));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start ngircd", e);
         }
