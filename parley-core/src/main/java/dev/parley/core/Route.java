@@ -30,8 +30,11 @@ public enum Route {
     private static final Map<String, Route> BY_WIRE = Arrays.stream(values())
             .collect(Collectors.toUnmodifiableMap(Route::wire, route -> route));
 
+    /** Kept, not lower-cased on each call: every envelope written to the wire names its route. */
+    private final String wire = name().toLowerCase(Locale.ROOT);
+
     public String wire() {
-        return name().toLowerCase(Locale.ROOT);
+        return wire;
     }
 
     public static Route parse(String wire) {
