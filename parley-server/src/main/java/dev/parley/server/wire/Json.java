@@ -15,6 +15,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -35,6 +38,10 @@ public final class Json {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
     private static final JsonFactory FACTORY = MAPPER.getFactory();
+    /** A byte array read eight bytes at a time, and the lanes' constants for {@link #plain}. */
+    private static final VarHandle LANES = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long EACH = 0x0101010101010101L;
+    private static final long TOPS = 0x8080808080808080L;
     private static final SerializableString ID = new SerializedString("id");
     private static final SerializableString SEQ = new SerializedString("seq");
     private static final SerializableString FROM = new SerializedString("from");
@@ -154,15 +161,15 @@ public final class Json {
     public static void envelope(JsonGenerator g, Envelope e) throws IOException {
         g.writeStartObject();
         g.writeFieldName(ID);
-        g.writeString(e.id());
+        string(g, e.id());
         g.writeFieldName(SEQ);
         g.writeNumber(e.seq());
         g.writeFieldName(FROM);
-        g.writeString(e.from().value());
+        string(g, e.from().value());
         g.writeFieldName(TO);
-        g.writeString(e.to().value());
+        string(g, e.to().value());
         g.writeFieldName(KIND);
-        g.writeString(e.kind());
+        string(g, e.kind());
         optional(g, TEXT, e.text());
         g.writeFieldName(DATA);
         if (e.data().isPresent()) {
@@ -174,32 +181,33 @@ public final class Json {
         optional(g, THREAD_ID, e.threadId());
         if (e.topic().isPresent()) {
             g.writeFieldName(TOPIC);
-            g.writeString(e.topic().get());
+            string(g, e.topic().get());
         }
         g.writeFieldName(META);
         g.writeStartObject();
         for (Map.Entry<String, String> entry : e.meta().entrySet()) {
-            g.writeStringField(entry.getKey(), entry.getValue());
+            g.writeFieldName(entry.getKey());
+            string(g, entry.getValue());
         }
         g.writeEndObject();
         g.writeFieldName(CREATED_AT);
-        g.writeString(time(e.createdAt()));
+        string(g, time(e.createdAt()));
         g.writeFieldName(TRACE);
         g.writeStartObject();
         g.writeFieldName(ATTEMPT);
         g.writeNumber(e.trace().attempt());
         g.writeFieldName(ROUTE);
-        g.writeString(e.trace().route().wire());
+        string(g, e.trace().route().wire());
         g.writeFieldName(POLICY_VERSION);
-        g.writeString(e.trace().policyVersion());
+        string(g, e.trace().policyVersion());
         if (e.trace().rule().isPresent()) {
             g.writeFieldName(RULE);
-            g.writeString(e.trace().rule().get());
+            string(g, e.trace().rule().get());
         }
         g.writeFieldName(TRACE_ID);
-        g.writeString(e.trace().context().traceId());
+        string(g, e.trace().context().traceId());
         g.writeFieldName(TRACEPARENT);
-        g.writeString(e.trace().context().traceparent());
+        string(g, e.trace().context().traceparent());
         g.writeEndObject();
         g.writeEndObject();
     }
@@ -207,9 +215,57 @@ public final class Json {
     private static void optional(JsonGenerator g, SerializableString field, Optional<String> value) throws IOException {
         g.writeFieldName(field);
         if (value.isPresent()) {
-            g.writeString(value.get());
+            string(g, value.get());
         } else {
             g.writeNull();
         }
+    }
+
+    /**
+     * A string value. Printable ASCII without a quote or a backslash, which JSON writes as is, is
+     * copied as its bytes: Jackson checks and copies it char by char, and an envelope's text that
+     * way was most of a frame's encoding. Anything else Jackson escapes, as it always did; so does
+     * a string with a {@code ?}, which is also what the UTF-8 encoder puts for a lone surrogate.
+     */
+    private static void string(JsonGenerator g, String value) throws IOException {
+        byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+        if (plain(utf8)) {
+            g.writeRawUTF8String(utf8, 0, utf8.length);
+        } else {
+            g.writeString(value);
+        }
+    }
+
+    /**
+     * No byte JSON escapes (a control character, a quote, a backslash), none past ASCII and no
+     * {@code ?}. Eight bytes at a time: a byte is flagged by the top bit of its lane in
+     * {@link #below} or {@link #zero} (a borrow only crosses into the next lane from a flagged
+     * one), or by its own.
+     */
+    private static boolean plain(byte[] utf8) {
+        int i = 0;
+        for (; i + Long.BYTES <= utf8.length; i += Long.BYTES) {
+            long x = (long) LANES.get(utf8, i);
+            long flagged = x | below(x, ' ') | zero(x ^ EACH * '"') | zero(x ^ EACH * '\\') | zero(x ^ EACH * '?');
+            if ((flagged & TOPS) != 0) {
+                return false;
+            }
+        }
+        for (; i < utf8.length; i++) {
+            if (utf8[i] < ' ' || utf8[i] == '"' || utf8[i] == '\\' || utf8[i] == '?') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Top bit set in each lane of {@code x} (ASCII) below {@code n}. */
+    private static long below(long x, int n) {
+        return (x - EACH * n) & ~x;
+    }
+
+    /** Top bit set in each zero lane of {@code x}. */
+    private static long zero(long x) {
+        return (x - EACH) & ~x;
     }
 }

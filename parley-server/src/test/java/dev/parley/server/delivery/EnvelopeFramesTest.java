@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class EnvelopeFramesTest {
     private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
     private static final Envelope FULL = new Envelope("0190a4b2-7c1d-7e3f-8a9b-0c1d2e3f4a5b", 7, NodeId.of("lead"),
-            NodeId.of("worker-1"), "note.v1", Optional.of("line one\nline \"two\" \u00e9\u2603 \ud83d\ude00 \t\u0001"),
+            NodeId.of("worker-1"), "note.v1", Optional.of("line one\nline \"two\" / \\ \u007f <\u2028> \u00e9\u2603 \ud83d\ude00 \t\u0001"),
             Optional.of(new JsonText("{\"n\":2,\"s\":[1,\"x\"]}")), Optional.of("corr-1"), Optional.of("thread-9"),
             Optional.of("builds"), Optional.of("key-1"), Map.of("k", "v"), Instant.parse("2026-11-28T07:44:25.123Z"),
             new Trace(2, Route.POLICY, "v3", Optional.of("allow-builds"),
@@ -36,7 +36,7 @@ class EnvelopeFramesTest {
             new Trace(1, Route.INTRA_GROUP, "v1", Optional.empty(), new TraceContext(TRACE_ID, "00f067aa0ba902b8",
                     Optional.empty())));
     private static final String FULL_JSON = "{\"id\":\"0190a4b2-7c1d-7e3f-8a9b-0c1d2e3f4a5b\",\"seq\":7,\"from\":\"lead\","
-            + "\"to\":\"worker-1\",\"kind\":\"note.v1\",\"text\":\"line one\\nline \\\"two\\\" \u00e9\u2603 \\uD83D\\uDE00 "
+            + "\"to\":\"worker-1\",\"kind\":\"note.v1\",\"text\":\"line one\\nline \\\"two\\\" / \\\\ \u007f <\u2028> \u00e9\u2603 \\uD83D\\uDE00 "
             + "\\t\\u0001\",\"data\":{\"n\":2,\"s\":[1,\"x\"]},\"corrId\":\"corr-1\",\"threadId\":\"thread-9\","
             + "\"topic\":\"builds\",\"meta\":{\"k\":\"v\"},\"createdAt\":\"2026-11-28T07:44:25.123Z\",\"trace\":{\"attempt\":2,"
             + "\"route\":\"policy\",\"policyVersion\":\"v3\",\"rule\":\"allow-builds\",\"traceId\":\"" + TRACE_ID + "\","
