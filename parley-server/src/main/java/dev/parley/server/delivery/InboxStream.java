@@ -125,7 +125,7 @@ public final class InboxStream {
                       boolean advancesCursor) throws IOException {
         ByteArrayOutputStream frames = EnvelopeFrames.buffer(batch, 0);
         EnvelopeFrames.write(frames, batch, advancesCursor);
-        write(out, watch, frames.toByteArray());
+        watch.write(out, frames);
         inboxes.delivered(inbox, batch);
         return batch.getLast().seq();
     }
