@@ -1,6 +1,9 @@
 package dev.parley.core;
 
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
 
 /** The rule that allowed an envelope to travel; recorded in {@code trace.route}. */
 public enum Route {
@@ -23,11 +26,19 @@ public enum Route {
     /** A policy rule that allows beyond the ACL; {@code trace.rule} names it. */
     POLICY;
 
+    /** Each route by its wire name: every envelope read from the store parses one. */
+    private static final Map<String, Route> BY_WIRE = Arrays.stream(values())
+            .collect(Collectors.toUnmodifiableMap(Route::wire, route -> route));
+
+    /** Kept, not lower-cased on each call: every envelope written to the wire names its route. */
+    private final String wire = name().toLowerCase(Locale.ROOT);
+
     public String wire() {
-        return name().toLowerCase(Locale.ROOT);
+        return wire;
     }
 
     public static Route parse(String wire) {
-        return valueOf(wire.toUpperCase(Locale.ROOT));
+        Route route = BY_WIRE.get(wire);
+        return route != null ? route : valueOf(wire.toUpperCase(Locale.ROOT));
     }
 }

@@ -6,7 +6,6 @@ import dev.parley.core.Inboxes;
 import dev.parley.core.NodeId;
 import dev.parley.core.Replay;
 import dev.parley.server.metrics.Metrics;
-import dev.parley.server.wire.Json;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.ServerConnectionException;
 import io.helidon.webserver.http.ServerResponse;
@@ -124,15 +123,9 @@ public final class InboxStream {
      */
     private long send(List<Envelope> batch, Inboxes.Inbox inbox, OutputStream out, StreamWatchdog.Watch watch,
                       boolean advancesCursor) throws IOException {
-        ByteArrayOutputStream frames = new ByteArrayOutputStream(batch.size() * 512);
-        for (Envelope envelope : batch) {
-            frames.writeBytes(((advancesCursor ? "id: " + envelope.seq() + "\n" : "") + "event: " + envelope.kind()
-                    + "\ndata: ").getBytes(StandardCharsets.UTF_8));
-            frames.writeBytes(Json.envelope(envelope));
-            frames.write('\n');
-            frames.write('\n');
-        }
-        write(out, watch, frames.toByteArray());
+        ByteArrayOutputStream frames = EnvelopeFrames.buffer(batch, 0);
+        EnvelopeFrames.write(frames, batch, advancesCursor);
+        watch.write(out, frames);
         inboxes.delivered(inbox, batch);
         return batch.getLast().seq();
     }

@@ -5,7 +5,6 @@ import dev.parley.core.Messages;
 import dev.parley.core.Notifier;
 import dev.parley.core.Principal;
 import dev.parley.server.metrics.Metrics;
-import dev.parley.server.wire.Json;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.ServerConnectionException;
 import io.helidon.webserver.http.ServerResponse;
@@ -106,16 +105,11 @@ public final class MessageFlow implements Notifier {
         if (taken.envelopes().isEmpty() && taken.dropped() == 0) {
             return HEARTBEAT;
         }
-        ByteArrayOutputStream frames = new ByteArrayOutputStream(taken.envelopes().size() * 512 + 32);
+        ByteArrayOutputStream frames = EnvelopeFrames.buffer(taken.envelopes(), 32);
         if (taken.dropped() > 0) {
             frames.writeBytes((": dropped " + taken.dropped() + "\n\n").getBytes(StandardCharsets.UTF_8));
         }
-        for (Envelope envelope : taken.envelopes()) {
-            frames.writeBytes(("event: " + envelope.kind() + "\ndata: ").getBytes(StandardCharsets.UTF_8));
-            frames.writeBytes(Json.envelope(envelope));
-            frames.write('\n');
-            frames.write('\n');
-        }
+        EnvelopeFrames.write(frames, taken.envelopes(), false);
         return frames.toByteArray();
     }
 

@@ -1,5 +1,6 @@
 package dev.parley.server.delivery;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -73,9 +74,18 @@ public final class StreamWatchdog implements AutoCloseable {
 
         /** Writes and flushes {@code bytes} under watch: a write still blocked after the timeout is cut. */
         public void write(OutputStream out, byte[] bytes) throws IOException {
+            write(out, () -> out.write(bytes));
+        }
+
+        /** Writes and flushes what {@code frames} holds under watch, without copying it out first. */
+        public void write(OutputStream out, ByteArrayOutputStream frames) throws IOException {
+            write(out, () -> frames.writeTo(out));
+        }
+
+        private void write(OutputStream out, Output output) throws IOException {
             writing();
             try {
-                out.write(bytes);
+                output.write();
                 out.flush();
             } finally {
                 idle();
@@ -84,6 +94,10 @@ public final class StreamWatchdog implements AutoCloseable {
 
         public boolean tripped() {
             return tripped;
+        }
+
+        private interface Output {
+            void write() throws IOException;
         }
     }
 }

@@ -2,6 +2,8 @@ package dev.parley.server.wire;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.SerializableString;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,7 +13,11 @@ import dev.parley.core.Envelope;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -32,6 +38,29 @@ public final class Json {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
     private static final JsonFactory FACTORY = MAPPER.getFactory();
+    /** A byte array read eight bytes at a time, and the lanes' constants for {@link #plain}. */
+    private static final VarHandle LANES = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long EACH = 0x0101010101010101L;
+    private static final long TOPS = 0x8080808080808080L;
+    private static final SerializableString ID = new SerializedString("id");
+    private static final SerializableString SEQ = new SerializedString("seq");
+    private static final SerializableString FROM = new SerializedString("from");
+    private static final SerializableString TO = new SerializedString("to");
+    private static final SerializableString KIND = new SerializedString("kind");
+    private static final SerializableString TEXT = new SerializedString("text");
+    private static final SerializableString DATA = new SerializedString("data");
+    private static final SerializableString CORR_ID = new SerializedString("corrId");
+    private static final SerializableString THREAD_ID = new SerializedString("threadId");
+    private static final SerializableString TOPIC = new SerializedString("topic");
+    private static final SerializableString META = new SerializedString("meta");
+    private static final SerializableString CREATED_AT = new SerializedString("createdAt");
+    private static final SerializableString TRACE = new SerializedString("trace");
+    private static final SerializableString ATTEMPT = new SerializedString("attempt");
+    private static final SerializableString ROUTE = new SerializedString("route");
+    private static final SerializableString POLICY_VERSION = new SerializedString("policyVersion");
+    private static final SerializableString RULE = new SerializedString("rule");
+    private static final SerializableString TRACE_ID = new SerializedString("traceId");
+    private static final SerializableString TRACEPARENT = new SerializedString("traceparent");
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
             .withZone(ZoneOffset.UTC);
     /** The days {@link #time} writes digit by digit: years 0 to 9999, four digits each. */
@@ -99,11 +128,25 @@ public final class Json {
     public static byte[] envelope(Envelope e) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(256 + e.text().map(String::length).orElse(0));
         try (JsonGenerator g = FACTORY.createGenerator(out)) {
-            writeEnvelope(g, e);
+            envelope(g, e);
         } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
         return out.toByteArray();
+    }
+
+    /**
+     * A generator for envelopes in a row, each written by {@link #envelope(JsonGenerator, Envelope)}
+     * after raw text of the caller's (an SSE frame's lines): nothing goes between them but that text.
+     */
+    public static JsonGenerator generator(OutputStream out) {
+        try {
+            JsonGenerator g = FACTORY.createGenerator(out);
+            g.setRootValueSeparator(null);
+            return g;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     public static ObjectNode envelopeTree(Envelope e) {
@@ -114,49 +157,115 @@ public final class Json {
         }
     }
 
-    private static void writeEnvelope(JsonGenerator g, Envelope e) throws IOException {
+    /** Writes the envelope's JSON; the field names go out pre-encoded, as every frame repeats them. */
+    public static void envelope(JsonGenerator g, Envelope e) throws IOException {
         g.writeStartObject();
-        g.writeStringField("id", e.id());
-        g.writeNumberField("seq", e.seq());
-        g.writeStringField("from", e.from().value());
-        g.writeStringField("to", e.to().value());
-        g.writeStringField("kind", e.kind());
-        optional(g, "text", e.text());
-        g.writeFieldName("data");
+        g.writeFieldName(ID);
+        string(g, e.id());
+        g.writeFieldName(SEQ);
+        g.writeNumber(e.seq());
+        g.writeFieldName(FROM);
+        string(g, e.from().value());
+        g.writeFieldName(TO);
+        string(g, e.to().value());
+        g.writeFieldName(KIND);
+        string(g, e.kind());
+        optional(g, TEXT, e.text());
+        g.writeFieldName(DATA);
         if (e.data().isPresent()) {
             g.writeRawValue(e.data().get().json());
         } else {
             g.writeNull();
         }
-        optional(g, "corrId", e.corrId());
-        optional(g, "threadId", e.threadId());
+        optional(g, CORR_ID, e.corrId());
+        optional(g, THREAD_ID, e.threadId());
         if (e.topic().isPresent()) {
-            g.writeStringField("topic", e.topic().get());
+            g.writeFieldName(TOPIC);
+            string(g, e.topic().get());
         }
-        g.writeObjectFieldStart("meta");
+        g.writeFieldName(META);
+        g.writeStartObject();
         for (Map.Entry<String, String> entry : e.meta().entrySet()) {
-            g.writeStringField(entry.getKey(), entry.getValue());
+            g.writeFieldName(entry.getKey());
+            string(g, entry.getValue());
         }
         g.writeEndObject();
-        g.writeStringField("createdAt", time(e.createdAt()));
-        g.writeObjectFieldStart("trace");
-        g.writeNumberField("attempt", e.trace().attempt());
-        g.writeStringField("route", e.trace().route().wire());
-        g.writeStringField("policyVersion", e.trace().policyVersion());
+        g.writeFieldName(CREATED_AT);
+        string(g, time(e.createdAt()));
+        g.writeFieldName(TRACE);
+        g.writeStartObject();
+        g.writeFieldName(ATTEMPT);
+        g.writeNumber(e.trace().attempt());
+        g.writeFieldName(ROUTE);
+        string(g, e.trace().route().wire());
+        g.writeFieldName(POLICY_VERSION);
+        string(g, e.trace().policyVersion());
         if (e.trace().rule().isPresent()) {
-            g.writeStringField("rule", e.trace().rule().get());
+            g.writeFieldName(RULE);
+            string(g, e.trace().rule().get());
         }
-        g.writeStringField("traceId", e.trace().context().traceId());
-        g.writeStringField("traceparent", e.trace().context().traceparent());
+        g.writeFieldName(TRACE_ID);
+        string(g, e.trace().context().traceId());
+        g.writeFieldName(TRACEPARENT);
+        string(g, e.trace().context().traceparent());
         g.writeEndObject();
         g.writeEndObject();
     }
 
-    private static void optional(JsonGenerator g, String field, Optional<String> value) throws IOException {
+    private static void optional(JsonGenerator g, SerializableString field, Optional<String> value) throws IOException {
+        g.writeFieldName(field);
         if (value.isPresent()) {
-            g.writeStringField(field, value.get());
+            string(g, value.get());
         } else {
-            g.writeNullField(field);
+            g.writeNull();
         }
+    }
+
+    /**
+     * A string value. Printable ASCII without a quote or a backslash, which JSON writes as is, is
+     * copied as its bytes: Jackson checks and copies it char by char, and an envelope's text that
+     * way was most of a frame's encoding. Anything else Jackson escapes, as it always did; so does
+     * a string with a {@code ?}, which is also what the UTF-8 encoder puts for a lone surrogate.
+     */
+    private static void string(JsonGenerator g, String value) throws IOException {
+        byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+        if (plain(utf8)) {
+            g.writeRawUTF8String(utf8, 0, utf8.length);
+        } else {
+            g.writeString(value);
+        }
+    }
+
+    /**
+     * No byte JSON escapes (a control character, a quote, a backslash), none past ASCII and no
+     * {@code ?}. Eight bytes at a time: a byte is flagged by the top bit of its lane in
+     * {@link #below} or {@link #zero} (a borrow only crosses into the next lane from a flagged
+     * one), or by its own.
+     */
+    private static boolean plain(byte[] utf8) {
+        int i = 0;
+        for (; i + Long.BYTES <= utf8.length; i += Long.BYTES) {
+            long x = (long) LANES.get(utf8, i);
+            long flagged = x | below(x, ' ') | zero(x ^ EACH * '"') | zero(x ^ EACH * '\\') | zero(x ^ EACH * '?');
+            if ((flagged & TOPS) != 0) {
+                return false;
+            }
+        }
+        for (; i < utf8.length; i++) {
+            if (utf8[i] < ' ' || utf8[i] == '"' || utf8[i] == '\\' || utf8[i] == '?') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Top bit set in each lane of {@code x} (ASCII) below {@code n}. */
+    private static long below(long x, int n) {
+        return (x - EACH * n) & ~x;
+    }
+
+    /** Top bit set in each zero lane of {@code x}. */
+    private static long zero(long x) {
+        return (x - EACH) & ~x;
     }
 }
