@@ -47,7 +47,11 @@ public final class Courier implements AutoCloseable {
         }
     }
 
+    /** How many webhooks' signers are kept: past that they are all made anew (secrets change rarely). */
+    private static final int KEPT_SIGNERS = 4096;
+
     private final Duration timeout;
+    private final Map<String, WebhookSignature.Signer> signers = new ConcurrentHashMap<>();
     private final List<PushForm> forms = new CopyOnWriteArrayList<>();
     private final Map<PushConnection.Endpoint, BlockingDeque<PushConnection>> idle = new ConcurrentHashMap<>();
     /** Fires the deadlines of pushes, and now and then closes connections idle too long. */
@@ -73,7 +77,7 @@ public final class Courier implements AutoCloseable {
         headers.add(new String[] {"User-Agent", "parley-hub"});
         headers.add(new String[] {"Parley-Event-Id", envelope.id()});
         headers.add(new String[] {"Parley-Attempt", Integer.toString(envelope.trace().attempt())});
-        headers.add(new String[] {WebhookSignature.HEADER, WebhookSignature.sign(webhook.secret(), body)});
+        headers.add(new String[] {WebhookSignature.HEADER, signer(webhook.secret()).sign(body)});
         if (shaped != null) {
             shaped.headers().forEach((name, value) -> headers.add(new String[] {name, value}));
         }
@@ -141,6 +145,13 @@ public final class Courier implements AutoCloseable {
             fresh.abort();
             throw e;
         }
+    }
+
+    private WebhookSignature.Signer signer(String secret) {
+        if (signers.size() > KEPT_SIGNERS) {
+            signers.clear();
+        }
+        return signers.computeIfAbsent(secret, WebhookSignature::signer);
     }
 
     /** The most recently used idle connection to {@code endpoint} that has not idled too long, or null. */
