@@ -70,8 +70,7 @@ public final class Courier implements AutoCloseable {
     }
 
     Outcome push(Webhook webhook, Envelope envelope) throws InterruptedException {
-        PushForm.Outbound shaped = forms.stream().map(f -> f.of(envelope)).flatMap(Optional::stream)
-                .findFirst().orElse(null);
+        PushForm.Outbound shaped = shaped(envelope);
         byte[] body = shaped == null ? Json.envelope(envelope) : shaped.body();
         List<String[]> headers = new ArrayList<>(6);
         headers.add(new String[] {"User-Agent", "parley-hub"});
@@ -116,6 +115,17 @@ public final class Courier implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** The first form's push for {@code envelope}, or null: the body is the envelope itself. */
+    private PushForm.Outbound shaped(Envelope envelope) {
+        for (PushForm form : forms) {
+            Optional<PushForm.Outbound> out = form.of(envelope);
+            if (out.isPresent()) {
+                return out.get();
+            }
+        }
+        return null;
     }
 
     /**

@@ -24,11 +24,36 @@ import javax.net.ssl.SSLSocketFactory;
  * <p>Not thread-safe: one push at a time; {@link #abort} may come from another thread.
  */
 final class PushConnection {
-    /** Where connections go: pushes to the same scheme, host and port share them. */
-    record Endpoint(boolean tls, String host, int port) {
+    /**
+     * Where connections go: pushes to the same scheme, host and port share them. Looked up on
+     * every push, so its hash is worked out once (a record's generated one showed in profiles).
+     */
+    static final class Endpoint {
+        final boolean tls;
+        final String host;
+        final int port;
+        private final int hash;
+
+        private Endpoint(boolean tls, String host, int port) {
+            this.tls = tls;
+            this.host = host;
+            this.port = port;
+            this.hash = (host.hashCode() * 31 + port) * 2 + (tls ? 1 : 0);
+        }
+
         static Endpoint of(URI url) {
             boolean tls = url.getScheme().equalsIgnoreCase("https");
             return new Endpoint(tls, url.getHost(), url.getPort() >= 0 ? url.getPort() : tls ? 443 : 80);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Endpoint e && e.hash == hash && e.port == port && e.tls == tls && e.host.equals(host);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
         }
     }
 
@@ -63,12 +88,12 @@ final class PushConnection {
         Socket plain = new Socket();
         try {
             plain.setTcpNoDelay(true);
-            plain.connect(new InetSocketAddress(endpoint.host(), endpoint.port()), Math.max(1, timeoutMillis));
-            if (!endpoint.tls()) {
+            plain.connect(new InetSocketAddress(endpoint.host, endpoint.port), Math.max(1, timeoutMillis));
+            if (!endpoint.tls) {
                 return new PushConnection(plain);
             }
             SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault())
-                    .createSocket(plain, endpoint.host(), endpoint.port(), true);
+                    .createSocket(plain, endpoint.host, endpoint.port, true);
             SSLParameters params = tls.getSSLParameters();
             params.setEndpointIdentificationAlgorithm("HTTPS");
             tls.setSSLParameters(params);
@@ -283,14 +308,21 @@ final class PushConnection {
 
     /** Appends one header line; a name that is not a token, or a value that would break the head, is refused. */
     private static void header(StringBuilder sb, String name, String value) {
-        if (name.isEmpty() || !name.chars().allMatch(PushConnection::tokenChar)) {
+        boolean token = !name.isEmpty();
+        for (int i = 0; token && i < name.length(); i++) {
+            token = tokenChar(name.charAt(i));
+        }
+        if (!token) {
             throw new IllegalArgumentException("invalid header name: " + name);
         }
         if (OWN_HEADERS.contains(name.toLowerCase(java.util.Locale.ROOT))) {
             throw new IllegalArgumentException("restricted header name: " + name);
         }
-        if (!value.chars().allMatch(c -> c == '\t' || (c >= 0x20 && c != 0x7f && c <= 0xff))) {
-            throw new IllegalArgumentException("invalid header value for " + name);
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c != '\t' && (c < 0x20 || c == 0x7f || c > 0xff)) {
+                throw new IllegalArgumentException("invalid header value for " + name);
+            }
         }
         sb.append("\r\n").append(name).append(": ").append(value);
     }
