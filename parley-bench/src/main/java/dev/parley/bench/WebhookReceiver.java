@@ -1,5 +1,6 @@
 package dev.parley.bench;
 
+import dev.parley.bench.http.HeadLine;
 import java.io.BufferedOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -140,8 +141,7 @@ final class WebhookReceiver implements AutoCloseable {
         private final byte[] buf = new byte[16 * 1024];
         private int pos;
         private int lim;
-        private final byte[] line = new byte[MAX_LINE];
-        private int lineLen;
+        private final HeadLine line = new HeadLine(MAX_LINE);
         long contentLength;
         String eventId;
         boolean close;
@@ -158,14 +158,14 @@ final class WebhookReceiver implements AutoCloseable {
             readLine(); // "POST /hook/n1 HTTP/1.1"
             contentLength = -1;
             eventId = null;
-            close = lineLen > 8 && line[lineLen - 1] == '0'; // HTTP/1.0 closes unless told otherwise
-            for (readLine(); lineLen > 0; readLine()) {
-                if (headerIs("content-length")) {
-                    contentLength = Long.parseLong(headerValue("content-length"));
-                } else if (headerIs("parley-event-id")) {
-                    eventId = headerValue("parley-event-id");
-                } else if (headerIs("connection")) {
-                    close = headerValue("connection").toLowerCase(java.util.Locale.ROOT).contains("close");
+            close = line.length() > 8 && line.at(line.length() - 1) == '0'; // HTTP/1.0 closes unless told otherwise
+            for (readLine(); line.length() > 0; readLine()) {
+                if (line.headerIs("content-length")) {
+                    contentLength = Long.parseLong(line.headerValue());
+                } else if (line.headerIs("parley-event-id")) {
+                    eventId = line.headerValue();
+                } else if (line.headerIs("connection")) {
+                    close = line.headerValue().toLowerCase(java.util.Locale.ROOT).contains("close");
                 }
             }
             return true;
@@ -187,23 +187,12 @@ final class WebhookReceiver implements AutoCloseable {
         }
 
         private void readLine() throws IOException {
-            lineLen = 0;
-            while (true) {
+            do {
                 if (pos == lim && !fill()) {
                     throw new EOFException("connection closed mid-head");
                 }
-                byte b = buf[pos++];
-                if (b == '\n') {
-                    if (lineLen > 0 && line[lineLen - 1] == '\r') {
-                        lineLen--;
-                    }
-                    return;
-                }
-                if (lineLen == line.length) {
-                    throw new IOException("request line longer than " + MAX_LINE + " bytes");
-                }
-                line[lineLen++] = b;
-            }
+                pos = line.take(buf, pos, lim);
+            } while (!line.complete());
         }
 
         private boolean fill() throws IOException {
@@ -214,29 +203,6 @@ final class WebhookReceiver implements AutoCloseable {
             pos = 0;
             lim = n;
             return true;
-        }
-
-        private boolean headerIs(String lowerName) {
-            int n = lowerName.length();
-            if (lineLen <= n || line[n] != ':') {
-                return false;
-            }
-            for (int i = 0; i < n; i++) {
-                int c = line[i];
-                if (c >= 'A' && c <= 'Z') {
-                    c += 32;
-                }
-                if (c != lowerName.charAt(i)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** The value of the header {@link #headerIs} just matched, {@code lowerName} being its name. */
-        private String headerValue(String lowerName) {
-            int from = lowerName.length() + 1;
-            return new String(line, from, lineLen - from, StandardCharsets.ISO_8859_1).trim();
         }
     }
 
