@@ -139,7 +139,7 @@ public final class Courier implements AutoCloseable {
                 return deadline.use(kept).post(head, body);
             } catch (IOException e) {
                 kept.abort();
-                if (kept.answerStarted() || deadline.expired()) {
+                if (kept.answerStarted() || deadline.expired() || Thread.currentThread().isInterrupted()) {
                     throw e;
                 }
             }
