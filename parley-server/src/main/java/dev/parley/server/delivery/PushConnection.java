@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Proxy;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -85,7 +86,7 @@ final class PushConnection {
 
     /** Connects (and for https shakes hands) within {@code timeoutMillis} for the connect. */
     static PushConnection open(Endpoint endpoint, int timeoutMillis) throws IOException {
-        Socket plain = new Socket();
+        Socket plain = new Socket(Proxy.NO_PROXY); // as the JDK client: no SOCKS proxy from system properties
         try {
             plain.setTcpNoDelay(true);
             plain.connect(new InetSocketAddress(endpoint.host, endpoint.port), Math.max(1, timeoutMillis));
