@@ -84,11 +84,14 @@ final class PushConnection {
         this.out = new BufferedOutputStream(socket.getOutputStream(), 8 * 1024);
     }
 
-    /** Connects (and for https shakes hands) within {@code timeoutMillis} for the connect. */
+    /** Connects (and for https shakes hands), each step bounded by {@code timeoutMillis}. */
     static PushConnection open(Endpoint endpoint, int timeoutMillis) throws IOException {
         Socket plain = new Socket(Proxy.NO_PROXY); // as the JDK client: no SOCKS proxy from system properties
         try {
             plain.setTcpNoDelay(true);
+            // the push's deadline closes a connection only once it is open: until then (a TLS
+            // handshake that stalls) reads are bounded here, and never longer than the push after
+            plain.setSoTimeout(Math.max(1, timeoutMillis));
             plain.connect(new InetSocketAddress(endpoint.host, endpoint.port), Math.max(1, timeoutMillis));
             if (!endpoint.tls) {
                 return new PushConnection(plain);
