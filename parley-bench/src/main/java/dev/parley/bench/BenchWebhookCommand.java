@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
  * <ol>
  *   <li>streams: one SSE reader per target node (as {@code bench send});</li>
  *   <li>webhooks: every target node has {@code PUT /v1/nodes/{id}/delivery} with a webhook
- *       on a local receiver ({@link WebhookReceiver}: JDK HTTP server, virtual threads,
+ *       on a local receiver ({@link WebhookReceiver}: a lean HTTP/1.1 server, virtual threads,
  *       204), which records when each envelope arrives.</li>
  * </ol>
  * Deliveries/s is envelopes that reached their reader or receiver inside the measured

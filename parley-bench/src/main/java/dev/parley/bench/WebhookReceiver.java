@@ -1,34 +1,43 @@
 package dev.parley.bench;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.parley.bench.http.HeadLine;
+import java.io.BufferedOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The webhook endpoints of a bench run: a JDK HTTP server on loopback, one virtual thread
- * per exchange, answering every POST with 204. Each push's arrival time is recorded, keyed
- * by its target node and seq (read from the envelope JSON), into that node's
+ * The webhook endpoints of a bench run: an HTTP/1.1 server on loopback, one virtual thread
+ * per connection, answering every POST with 204 and keeping the connection. It is as lean as
+ * the bench's SSE readers (its own parsing of the request head, no JDK {@code HttpServer}),
+ * because it shares the bench's JVM and CPU with the hub it measures. Each push's arrival time
+ * is recorded, keyed by its target node and seq (read from the envelope JSON), into that node's
  * {@link InboxArrivals}, so the load's figures come out as for streams; its
  * {@code Parley-Event-Id} is recorded too, so that pushes of the same envelope (retries,
- * redeliveries) are counted.
+ * redeliveries) are counted. A request without a {@code Content-Length} is answered 411 and
+ * its connection closed (the hub always sends one).
  */
 final class WebhookReceiver implements AutoCloseable {
     private static final byte[] SEQ = "\"seq\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] TO = "\"to\":\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_CONTENT = "HTTP/1.1 204 No Content\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] LENGTH_REQUIRED = "HTTP/1.1 411 Length Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+            .getBytes(StandardCharsets.US_ASCII);
+    private static final int MAX_LINE = 8 * 1024;
 
-    private final HttpServer server;
-    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final ServerSocket server;
+    private final Thread acceptor;
+    private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
     private final Map<String, Integer> nodeIndex = new HashMap<>();
     private final InboxArrivals[] arrivals;
     private final Set<String> eventIds = ConcurrentHashMap.newKeySet();
@@ -43,15 +52,13 @@ final class WebhookReceiver implements AutoCloseable {
             nodeIndex.put(nodeIds[i], i);
             arrivals[i] = new InboxArrivals(null);
         }
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024);
-        server.setExecutor(executor);
-        server.createContext("/", this::handle);
-        server.start();
+        server = new ServerSocket(0, 1024, InetAddress.getLoopbackAddress());
+        acceptor = Thread.ofVirtual().name("webhook-receiver").start(this::accept);
     }
 
     /** The URL a node's webhook should point at. */
     String url(String nodeId) {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + "/hook/" + nodeId;
+        return "http://127.0.0.1:" + server.getLocalPort() + "/hook/" + nodeId;
     }
 
     /** Arrivals per node, in the order the node ids were given. */
@@ -74,26 +81,128 @@ final class WebhookReceiver implements AutoCloseable {
         return unparsed.get();
     }
 
-    private void handle(HttpExchange ex) throws IOException {
-        try (ex) {
-            byte[] body;
-            try (InputStream in = ex.getRequestBody()) {
-                body = in.readAllBytes();
+    private void accept() {
+        while (!server.isClosed()) {
+            try {
+                Socket s = server.accept();
+                connections.add(s);
+                Thread.ofVirtual().start(() -> serve(s));
+            } catch (IOException e) {
+                return; // closed
             }
-            long now = System.nanoTime();
-            pushes.incrementAndGet();
-            String eventId = ex.getRequestHeaders().getFirst("Parley-Event-Id");
-            if (eventId != null && !eventIds.add(eventId)) {
-                repeated.incrementAndGet();
+        }
+    }
+
+    /** Answers the requests of one connection until the hub closes it (or the receiver does). */
+    private void serve(Socket socket) {
+        try (socket) {
+            socket.setTcpNoDelay(true);
+            Connection c = new Connection(socket.getInputStream());
+            OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 256);
+            while (c.readHead()) {
+                if (c.contentLength < 0) {
+                    out.write(LENGTH_REQUIRED);
+                    out.flush();
+                    return;
+                }
+                byte[] body = c.readBody();
+                received(body, c.eventId);
+                out.write(NO_CONTENT);
+                out.flush();
+                if (c.close) {
+                    return;
+                }
             }
-            long seq = longField(body, SEQ);
-            Integer node = nodeIndex.get(stringField(body, TO));
-            if (seq < 0 || node == null) {
-                unparsed.incrementAndGet();
-            } else {
-                arrivals[node].arrived(seq, now);
+        } catch (IOException e) {
+            // the hub closed the connection, or the receiver is closing
+        } finally {
+            connections.remove(socket);
+        }
+    }
+
+    private void received(byte[] body, String eventId) {
+        long now = System.nanoTime();
+        pushes.incrementAndGet();
+        if (eventId != null && !eventIds.add(eventId)) {
+            repeated.incrementAndGet();
+        }
+        long seq = longField(body, SEQ);
+        Integer node = nodeIndex.get(stringField(body, TO));
+        if (seq < 0 || node == null) {
+            unparsed.incrementAndGet();
+        } else {
+            arrivals[node].arrived(seq, now);
+        }
+    }
+
+    /** The reading side of one connection: request heads (the headers this receiver needs) and bodies. */
+    private static final class Connection {
+        private final InputStream in;
+        private final byte[] buf = new byte[16 * 1024];
+        private int pos;
+        private int lim;
+        private final HeadLine line = new HeadLine(MAX_LINE);
+        long contentLength;
+        String eventId;
+        boolean close;
+
+        Connection(InputStream in) {
+            this.in = in;
+        }
+
+        /** Reads a request line and headers; false when the connection ended between requests. */
+        boolean readHead() throws IOException {
+            if (pos == lim && !fill()) {
+                return false;
             }
-            ex.sendResponseHeaders(204, -1);
+            readLine(); // "POST /hook/n1 HTTP/1.1"
+            contentLength = -1;
+            eventId = null;
+            close = line.length() > 8 && line.at(line.length() - 1) == '0'; // HTTP/1.0 closes unless told otherwise
+            for (readLine(); line.length() > 0; readLine()) {
+                if (line.headerIs("content-length")) {
+                    contentLength = Long.parseLong(line.headerValue());
+                } else if (line.headerIs("parley-event-id")) {
+                    eventId = line.headerValue();
+                } else if (line.headerIs("connection")) {
+                    close = line.headerValue().toLowerCase(java.util.Locale.ROOT).contains("close");
+                }
+            }
+            return true;
+        }
+
+        byte[] readBody() throws IOException {
+            byte[] body = new byte[Math.toIntExact(contentLength)];
+            int got = 0;
+            while (got < body.length) {
+                if (pos == lim && !fill()) {
+                    throw new EOFException("connection closed mid-body");
+                }
+                int take = Math.min(body.length - got, lim - pos);
+                System.arraycopy(buf, pos, body, got, take);
+                pos += take;
+                got += take;
+            }
+            return body;
+        }
+
+        private void readLine() throws IOException {
+            do {
+                if (pos == lim && !fill()) {
+                    throw new EOFException("connection closed mid-head");
+                }
+                pos = line.take(buf, pos, lim);
+            } while (!line.complete());
+        }
+
+        private boolean fill() throws IOException {
+            int n = in.read(buf, 0, buf.length);
+            if (n < 0) {
+                return false;
+            }
+            pos = 0;
+            lim = n;
+            return true;
         }
     }
 
@@ -140,8 +249,14 @@ final class WebhookReceiver implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        server.stop(0);
-        executor.shutdownNow();
+    public void close() throws IOException {
+        server.close();
+        connections.forEach(s -> {
+            try {
+                s.close();
+            } catch (IOException e) {
+                // closing is all that is wanted
+            }
+        });
     }
 }

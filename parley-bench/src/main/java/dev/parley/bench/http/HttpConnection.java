@@ -41,8 +41,7 @@ public final class HttpConnection implements Closeable {
     private int pos;
     private int lim;
 
-    private byte[] line = new byte[256];
-    private int lineLen;
+    private final HeadLine line = new HeadLine(64 * 1024);
 
     private byte[] body = new byte[4096];
     private int bodyLen;
@@ -256,26 +255,26 @@ public final class HttpConnection implements Closeable {
         serverWantsClose = false;
         readLine();
         // "HTTP/1.1 202 Accepted"
-        if (lineLen < 12 || line[0] != 'H' || line[8] != ' ') {
-            throw new IOException("malformed status line: " + new String(line, 0, lineLen, StandardCharsets.ISO_8859_1));
+        if (line.length() < 12 || line.at(0) != 'H' || line.at(8) != ' ') {
+            throw new IOException("malformed status line: " + line.text());
         }
-        status = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
-        if (line[7] == '0') { // HTTP/1.0 closes unless told otherwise
+        status = (line.at(9) - '0') * 100 + (line.at(10) - '0') * 10 + (line.at(11) - '0');
+        if (line.at(7) == '0') { // HTTP/1.0 closes unless told otherwise
             serverWantsClose = true;
         }
         contentLength = -1;
         chunked = false;
         while (true) {
             readLine();
-            if (lineLen == 0) {
+            if (line.length() == 0) {
                 return;
             }
-            if (headerIs("content-length")) {
-                contentLength = Long.parseLong(headerValue());
-            } else if (headerIs("transfer-encoding")) {
-                chunked = headerValue().toLowerCase(java.util.Locale.ROOT).contains("chunked");
-            } else if (headerIs("connection")) {
-                String v = headerValue().toLowerCase(java.util.Locale.ROOT);
+            if (line.headerIs("content-length")) {
+                contentLength = Long.parseLong(line.headerValue());
+            } else if (line.headerIs("transfer-encoding")) {
+                chunked = line.headerValue().toLowerCase(java.util.Locale.ROOT).contains("chunked");
+            } else if (line.headerIs("connection")) {
+                String v = line.headerValue().toLowerCase(java.util.Locale.ROOT);
                 if (v.contains("close")) {
                     serverWantsClose = true;
                 } else if (v.contains("keep-alive")) {
@@ -298,31 +297,6 @@ public final class HttpConnection implements Closeable {
             readBodyToEof();
             serverWantsClose = true;
         }
-    }
-
-    private boolean headerIs(String lowerName) {
-        int n = lowerName.length();
-        if (lineLen <= n || line[n] != ':') {
-            return false;
-        }
-        for (int i = 0; i < n; i++) {
-            int c = line[i];
-            if (c >= 'A' && c <= 'Z') {
-                c += 32;
-            }
-            if (c != lowerName.charAt(i)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private String headerValue() {
-        int i = 0;
-        while (i < lineLen && line[i] != ':') {
-            i++;
-        }
-        return new String(line, i + 1, lineLen - i - 1, StandardCharsets.ISO_8859_1).trim();
     }
 
     private void readFixedBody(int n) throws IOException {
@@ -383,26 +357,12 @@ public final class HttpConnection implements Closeable {
 
     /** Reads one line (without CR LF) into {@link #line}. */
     private void readLine() throws IOException {
-        lineLen = 0;
-        while (true) {
+        do {
             if (pos == lim) {
                 fill();
             }
-            byte b = buf[pos++];
-            if (b == '\n') {
-                if (lineLen > 0 && line[lineLen - 1] == '\r') {
-                    lineLen--;
-                }
-                return;
-            }
-            if (lineLen == line.length) {
-                if (line.length >= 64 * 1024) {
-                    throw new IOException("response line too long");
-                }
-                line = Arrays.copyOf(line, line.length * 2);
-            }
-            line[lineLen++] = b;
-        }
+            pos = line.take(buf, pos, lim);
+        } while (!line.complete());
     }
 
     private void fill() throws IOException {

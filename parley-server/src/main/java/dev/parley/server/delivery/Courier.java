@@ -6,15 +6,37 @@ import dev.parley.core.WebhookSignature;
 import dev.parley.server.wire.Json;
 
 import java.io.IOException;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.concurrent.Executors;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingDeque;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
-/** Carries one envelope to one webhook: a signed POST, bounded by connect and response timeouts. */
+/**
+ * Carries one envelope to one webhook: a signed POST, bounded by connect and response timeouts.
+ *
+ * <p>Each push runs on its own (virtual) thread and blocks on a {@link PushConnection} kept
+ * alive per endpoint. The push timeout covers the whole push (connect, write, answer) as a
+ * deadline: when it passes, the push's connection is closed under it.
+ */
 public final class Courier implements AutoCloseable {
+    /** Idle connections kept per endpoint: as many as pushes may run at once, since many nodes may share one endpoint. */
+    private static final int KEPT_PER_ENDPOINT = Dispatcher.TOTAL;
+    /** An idle connection older than this is closed rather than used (endpoints close theirs after a while too). */
+    private static final long KEEP_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     /** What a push attempt came to. */
     sealed interface Outcome {
@@ -25,18 +47,21 @@ public final class Courier implements AutoCloseable {
         }
     }
 
-    private final HttpClient http;
+    /** How many webhooks' signers are kept: past that they are all made anew (secrets change rarely). */
+    private static final int KEPT_SIGNERS = 4096;
+
     private final Duration timeout;
-    private final java.util.List<PushForm> forms = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<String, WebhookSignature.Signer> signers = new ConcurrentHashMap<>();
+    private final List<PushForm> forms = new CopyOnWriteArrayList<>();
+    private final Map<PushConnection.Endpoint, BlockingDeque<PushConnection>> idle = new ConcurrentHashMap<>();
+    /** Fires the deadlines of pushes, and now and then closes connections idle too long. */
+    private final ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1,
+            Thread.ofPlatform().name("parley-push-deadlines").daemon(true).factory());
 
     public Courier(Duration timeout) {
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(timeout)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .executor(Executors.newVirtualThreadPerTaskExecutor())
-                .build();
+        timers.setRemoveOnCancelPolicy(true); // a push that finishes in time takes its deadline out of the queue
+        timers.scheduleWithFixedDelay(this::closeIdle, 5, 5, TimeUnit.SECONDS);
     }
 
     /** Adds a form for the envelopes it claims (pushes whose body is not the envelope itself). */
@@ -45,35 +70,188 @@ public final class Courier implements AutoCloseable {
     }
 
     Outcome push(Webhook webhook, Envelope envelope) throws InterruptedException {
-        PushForm.Outbound shaped = forms.stream().map(f -> f.of(envelope)).flatMap(java.util.Optional::stream)
-                .findFirst().orElse(null);
+        PushForm.Outbound shaped = shaped(envelope);
         byte[] body = shaped == null ? Json.envelope(envelope) : shaped.body();
-        HttpRequest.Builder builder = HttpRequest.newBuilder(webhook.url())
-                .timeout(timeout)
-                .header("Content-Type", shaped == null ? "application/json" : shaped.contentType())
-                .header("User-Agent", "parley-hub")
-                .header("Parley-Event-Id", envelope.id())
-                .header("Parley-Attempt", Integer.toString(envelope.trace().attempt()))
-                .header(WebhookSignature.HEADER, WebhookSignature.sign(webhook.secret(), body));
+        List<String[]> headers = new ArrayList<>(6);
+        headers.add(new String[] {"User-Agent", "parley-hub"});
+        headers.add(new String[] {"Parley-Event-Id", envelope.id()});
+        headers.add(new String[] {"Parley-Attempt", Integer.toString(envelope.trace().attempt())});
+        headers.add(new String[] {WebhookSignature.HEADER, signer(webhook.secret()).sign(body)});
         if (shaped != null) {
-            shaped.headers().forEach(builder::header);
+            shaped.headers().forEach((name, value) -> headers.add(new String[] {name, value}));
         }
-        HttpRequest request = builder.POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+        URI url = webhook.url();
+        byte[] head = PushConnection.head(url, shaped == null ? "application/json" : shaped.contentType(), body.length,
+                headers);
+
+        Deadline deadline = new Deadline(System.nanoTime() + timeout.toNanos());
+        ScheduledFuture<?> alarm = timers.schedule(deadline, timeout.toNanos(), TimeUnit.NANOSECONDS);
+        PushConnection.Endpoint endpoint = PushConnection.Endpoint.of(url);
         try {
-            int status = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+            int status = deliver(deadline, endpoint, head, body);
             return status / 100 == 2 ? new Outcome.Delivered(status) : new Outcome.Refused("HTTP " + status);
-        } catch (HttpTimeoutException e) {
-            return new Outcome.Refused("no answer within " + timeout.toMillis() + " ms");
-        } catch (java.net.ConnectException e) {
-            // the JDK's client says nothing more (its message is null): the why is in the user's words, not a class name
-            return new Outcome.Refused("cannot connect to " + webhook.url().getHost() + " (refused or unreachable)");
         } catch (IOException e) {
+            if (deadline.expired()) {
+                return new Outcome.Refused(noAnswer());
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                throw new InterruptedException("push of " + envelope.id() + " stopped: the hub is shutting down");
+            }
+            if (e instanceof SocketTimeoutException) {
+                return new Outcome.Refused(noAnswer()); // the connect's own timeout, just before the deadline
+            }
+            if (e instanceof ConnectException || e instanceof NoRouteToHostException || e instanceof UnknownHostException) {
+                return new Outcome.Refused("cannot connect to " + url.getHost() + " (refused or unreachable)");
+            }
             return new Outcome.Refused("connection failed" + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+        } finally {
+            PushConnection used = deadline.connection;
+            if (deadline.finish()) {
+                alarm.cancel(false);
+                if (used != null && used.reusable()) {
+                    keep(endpoint, used);
+                } else if (used != null) {
+                    used.abort();
+                }
+            }
+        }
+    }
+
+    /** The first form's push for {@code envelope}, or null: the body is the envelope itself. */
+    private PushForm.Outbound shaped(Envelope envelope) {
+        for (PushForm form : forms) {
+            Optional<PushForm.Outbound> out = form.of(envelope);
+            if (out.isPresent()) {
+                return out.get();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Posts on a kept connection, or a new one. A kept connection that fails before any of the
+     * answer came was most likely closed by the endpoint while idle: the push goes again on a new one.
+     */
+    private int deliver(Deadline deadline, PushConnection.Endpoint endpoint, byte[] head, byte[] body)
+            throws IOException {
+        for (PushConnection kept = idle(endpoint); kept != null; kept = idle(endpoint)) {
+            try {
+                return deadline.use(kept).post(head, body);
+            } catch (IOException e) {
+                kept.abort();
+                if (kept.answerStarted() || deadline.expired() || Thread.currentThread().isInterrupted()) {
+                    throw e;
+                }
+            }
+        }
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline.atNanos - System.nanoTime());
+        if (left <= 0) {
+            throw new IOException(noAnswer());
+        }
+        PushConnection fresh = PushConnection.open(endpoint, (int) Math.min(Integer.MAX_VALUE, left));
+        try {
+            return deadline.use(fresh).post(head, body);
+        } catch (IOException | RuntimeException e) {
+            fresh.abort();
+            throw e;
+        }
+    }
+
+    private WebhookSignature.Signer signer(String secret) {
+        if (signers.size() > KEPT_SIGNERS) {
+            signers.clear();
+        }
+        return signers.computeIfAbsent(secret, WebhookSignature::signer);
+    }
+
+    /** The most recently used idle connection to {@code endpoint} that has not idled too long, or null. */
+    private PushConnection idle(PushConnection.Endpoint endpoint) {
+        BlockingDeque<PushConnection> kept = idle.get(endpoint);
+        if (kept == null) {
+            return null;
+        }
+        long now = System.nanoTime();
+        for (PushConnection c = kept.pollFirst(); c != null; c = kept.pollFirst()) {
+            if (now - c.idleSinceNanos() < KEEP_IDLE_NANOS) {
+                return c;
+            }
+            c.abort();
+        }
+        return null;
+    }
+
+    private void keep(PushConnection.Endpoint endpoint, PushConnection connection) {
+        connection.idleSince(System.nanoTime());
+        if (!idle.computeIfAbsent(endpoint, e -> new LinkedBlockingDeque<>(KEPT_PER_ENDPOINT)).offerFirst(connection)) {
+            connection.abort();
+        }
+    }
+
+    /** Closes connections idle too long (the oldest are at the tail of each endpoint's deque). */
+    private void closeIdle() {
+        long now = System.nanoTime();
+        for (BlockingDeque<PushConnection> kept : idle.values()) {
+            for (PushConnection c = kept.peekLast(); c != null && now - c.idleSinceNanos() >= KEEP_IDLE_NANOS;
+                 c = kept.peekLast()) {
+                if (kept.removeLastOccurrence(c)) {
+                    c.abort();
+                }
+            }
+        }
+    }
+
+    private String noAnswer() {
+        return "no answer within " + timeout.toMillis() + " ms";
+    }
+
+    /**
+     * A push's deadline: when it fires first, it closes the push's connection; when the push
+     * finishes first, the connection is the push's to keep or close.
+     */
+    private static final class Deadline implements Runnable {
+        final long atNanos;
+        private final AtomicBoolean over = new AtomicBoolean();
+        private volatile boolean expired;
+        volatile PushConnection connection;
+
+        Deadline(long atNanos) {
+            this.atNanos = atNanos;
+        }
+
+        @Override
+        public void run() {
+            if (over.compareAndSet(false, true)) {
+                expired = true;
+                PushConnection c = connection;
+                if (c != null) {
+                    c.abort();
+                }
+            }
+        }
+
+        /** Takes {@code c} for this push; if the deadline has passed meanwhile, closes it (the post then fails). */
+        PushConnection use(PushConnection c) {
+            connection = c;
+            if (expired) {
+                c.abort();
+            }
+            return c;
+        }
+
+        boolean expired() {
+            return expired;
+        }
+
+        /** Ends the race with the alarm: true when the push finished first (its connection is its own). */
+        boolean finish() {
+            return over.compareAndSet(false, true);
         }
     }
 
     @Override
     public void close() {
-        http.close();
+        timers.shutdownNow();
+        idle.values().forEach(kept -> kept.forEach(PushConnection::abort));
+        idle.clear();
     }
 }

@@ -49,7 +49,7 @@ import java.util.logging.Logger;
 public final class Dispatcher implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
     private static final int PER_NODE = 8;
-    private static final int TOTAL = 256;
+    static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
     private static final Set<DeliveryState> UNACKED = EnumSet.of(DeliveryState.ACCEPTED, DeliveryState.DELIVERED,
             DeliveryState.RETRY_PENDING, DeliveryState.INCIDENT);
