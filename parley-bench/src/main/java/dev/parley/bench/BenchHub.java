@@ -214,6 +214,16 @@ public final class BenchHub implements AutoCloseable {
         return process != null ? process.pid() : ProcessHandle.current().pid();
     }
 
+    /**
+     * The {@code -X} options the hub's JVM runs with, as its process was started (a child's
+     * command line, this JVM's input arguments in process): what a report says the hub ran with.
+     */
+    public List<String> javaOptions() {
+        List<String> args = process != null ? Machine.commandLine(process.pid())
+                : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments();
+        return args.stream().filter(a -> a.startsWith("-X")).toList();
+    }
+
     public String host() {
         return host;
     }

@@ -314,8 +314,10 @@ public final class BenchStreamsCommand implements Callable<Integer> {
                 report.row("hub RSS after broadcast / peak (VmHWM)", "%s / %s", Machine.mib(rssAfter), Machine.mib(rssPeak));
                 report.row("hub heap live after full GC / RSS then", "%s / %s", heap(heapLive), Machine.mib(rssAfterGc));
                 report.row("load average before / after", "%.2f / %.2f", load0, load1);
+                report.row("hub JVM options", "%s", String.join(" ", hub.javaOptions()));
 
                 Map<String, Object> o = report.json();
+                report.put("hubJavaOptions", hub.javaOptions());
                 report.put("count", count).put("leads", leads).put("perLead", perLead).put("hubInChildProcess", hub.isChild());
                 report.put("openFilesLimit", hub.openFilesLimit().isPresent() ? hub.openFilesLimit().getAsLong() : null);
                 report.put("nodesCreateSeconds", createSeconds);

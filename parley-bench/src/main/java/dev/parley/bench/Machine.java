@@ -1,6 +1,7 @@
 package dev.parley.bench;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -74,6 +75,19 @@ public final class Machine {
     /** Resident set size of a process in bytes (VmRSS). */
     public static OptionalLong rssBytes(long pid) {
         return statusBytes(pid, "VmRSS");
+    }
+
+    /**
+     * The arguments a process runs with, from /proc/&lt;pid&gt;/cmdline (whole, where
+     * {@code ProcessHandle.Info} may leave out a long one's); empty when unreadable.
+     */
+    public static List<String> commandLine(long pid) {
+        try {
+            String line = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8);
+            return line.isEmpty() ? List.of() : List.of(line.split("\0"));
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
     }
 
     /** Open file descriptors of a process (entries of /proc/&lt;pid&gt;/fd). */

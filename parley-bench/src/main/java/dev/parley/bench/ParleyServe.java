@@ -1,31 +1,63 @@
 package dev.parley.bench;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
- * How a bench starts {@code parley serve} in a child process: this JVM's java, the class path
- * and the entry point of the parley command. parley-cli hands it to {@link BenchCommand}; the
- * bench module cannot name the command it is part of (that would be a dependency cycle).
+ * How a bench starts {@code parley serve} in a child process: this JVM's java, the JVM
+ * options {@code ./parley serve} runs with, the class path and the entry point of the parley
+ * command. parley-cli hands it to {@link BenchCommand}; the bench module cannot name the
+ * command it is part of (that would be a dependency cycle).
  */
-public record ParleyServe(String mainClass, String classPath) {
+public record ParleyServe(String mainClass, String classPath, List<String> javaOptions) {
+    /** The JVM options of {@code parley serve}, next to its entry point's class; ./parley passes the same file. */
+    static final String JAVA_OPTIONS = "serve-jvm.options";
 
-    /** The parley command whose entry point is {@code main}, on this JVM's class path (the shaded jar, when run from it). */
-    public static ParleyServe of(Class<?> main) {
-        return new ParleyServe(main.getName(), System.getProperty("java.class.path"));
+    public ParleyServe {
+        javaOptions = List.copyOf(javaOptions);
     }
 
-    /** {@code java --enable-native-access=ALL-UNNAMED <jvmArgs> -cp <class path> <main> serve <serveArgs>}. */
+    /**
+     * The parley command whose entry point is {@code main}, on this JVM's class path (the shaded
+     * jar, when run from it), with the JVM options in {@value #JAVA_OPTIONS} beside {@code main}.
+     */
+    public static ParleyServe of(Class<?> main) {
+        return new ParleyServe(main.getName(), System.getProperty("java.class.path"), javaOptions(main));
+    }
+
+    /** {@code java --enable-native-access=ALL-UNNAMED <javaOptions> <jvmArgs> -cp <class path> <main> serve <serveArgs>}. */
     List<String> commandLine(List<String> jvmArgs, List<String> serveArgs) {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
         cmd.add("--enable-native-access=ALL-UNNAMED");
-        cmd.addAll(jvmArgs);
+        cmd.addAll(javaOptions);
+        cmd.addAll(jvmArgs); // after the defaults: the JVM takes the last of an option given twice
         cmd.addAll(List.of("-cp", classPath, mainClass, "serve"));
         cmd.addAll(serveArgs);
         return cmd;
+    }
+
+    /** The options of a java argument file as ./parley's is written: whitespace-separated, # to the line's end a comment. */
+    private static List<String> javaOptions(Class<?> main) {
+        try (InputStream in = main.getResourceAsStream(JAVA_OPTIONS)) {
+            if (in == null) {
+                throw new IllegalStateException(JAVA_OPTIONS + " is missing beside " + main.getName());
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
+                    .map(line -> line.replaceFirst("#.*", "").strip())
+                    .flatMap(line -> Arrays.stream(line.split("\\s+")))
+                    .filter(option -> !option.isEmpty())
+                    .toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.bench.ParleyServe;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -74,6 +75,10 @@ class BenchChildHubTest {
         assertEquals(0, r.get("broadcastMissed").asInt(), run::describe);
         assertTrue(r.get("hubInChildProcess").asBoolean(), () -> "the hub runs as a child process by default\n" + run.describe());
         assertTrue(r.get("rssMiB").asDouble() > 0, () -> "the hub's RSS should be read\n" + run.describe());
+        List<String> hubOptions = HubClient.JSON.convertValue(r.get("hubJavaOptions"),
+                HubClient.JSON.getTypeFactory().constructCollectionType(List.class, String.class));
+        assertEquals(ParleyServe.of(Main.class).javaOptions(), hubOptions,
+                () -> "the child hub runs with ./parley serve's JVM options (serve-jvm.options)\n" + run.describe());
         assertEquals(0, run.exit, run::describe);
     }
 }

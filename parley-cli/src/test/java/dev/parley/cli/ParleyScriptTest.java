@@ -1,5 +1,6 @@
 package dev.parley.cli;
 
+import dev.parley.bench.ParleyServe;
 import dev.parley.server.Hub;
 import dev.parley.server.HubConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -48,6 +49,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class ParleyScriptTest {
     private static final Duration TRAINING = Duration.ofSeconds(120);
+    private static final String SERVE_OPTIONS = "parley-cli/src/main/resources/dev/parley/cli/serve-jvm.options";
 
     @TempDir
     static Path dir;
@@ -64,6 +66,9 @@ class ParleyScriptTest {
         Files.createDirectories(root.resolve("scripts"));
         Files.copy(repository.resolve("parley"), root.resolve("parley"));
         Files.copy(repository.resolve("scripts/jdk.sh"), root.resolve("scripts/jdk.sh"));
+        Path serveOptions = root.resolve(SERVE_OPTIONS);
+        Files.createDirectories(serveOptions.getParent());
+        Files.copy(repository.resolve(SERVE_OPTIONS), serveOptions); // before the jar: the jar must not look stale
         assertTrue(root.resolve("parley").toFile().setExecutable(true));
         Path target = Files.createDirectories(root.resolve("parley-cli/target"));
         jar = target.resolve("parley.jar");
@@ -146,6 +151,35 @@ class ParleyScriptTest {
         Files.writeString(cache, "not an AOT cache");
         Files.setLastModifiedTime(cache, FileTime.from(Instant.now().plusSeconds(60)));
         assertSameAnswers(plain, sendTwice(Map.of()), "with a damaged cache");
+    }
+
+    @Test
+    void serveRunsTheHubWithTheJvmOptionsOfServeJvmOptions() throws Exception {
+        Path data = dir.resolve("served");
+        ProcessBuilder builder = new ProcessBuilder(root.resolve("parley").toString(), "serve", "--data", data.toString(),
+                "--port", "0").redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectErrorStream(true).redirectOutput(dir.resolve("served.log").toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process serve = builder.start();
+        try {
+            // the script execs java, so the process is the hub's JVM; jcmd shows the options it took
+            List<String> expected = ParleyServe.of(Main.class).javaOptions();
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(data.resolve("admin.token")));
+            String jvmArgs = jcmd(serve.pid(), "VM.command_line").lines().filter(l -> l.startsWith("jvm_args:"))
+                    .findFirst().orElse("");
+            assertTrue(jvmArgs.contains(String.join(" ", expected)), () -> "expected " + expected + " in " + jvmArgs);
+        } finally {
+            serve.destroy();
+            assertTrue(serve.waitFor(30, TimeUnit.SECONDS), "./parley serve did not stop on SIGTERM");
+        }
+    }
+
+    private static String jcmd(long pid, String command) throws Exception {
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(pid), command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "jcmd did not finish");
+        return out;
     }
 
     /**

@@ -22,6 +22,12 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class InboxFeeds implements Notifier {
     private static final int RING = 512;
+    /**
+     * A ring starts this small and doubles up to {@link #RING} as envelopes come: most followed
+     * inboxes are idle or quiet, and 10,000 full-size rings would hold 20 MB of empty slots.
+     */
+    private static final int FIRST_RING = 8;
+    private static final Envelope[] NO_RING = new Envelope[0];
 
     private final Map<NodeId, Feed> feeds = new ConcurrentHashMap<>();
 
@@ -95,8 +101,8 @@ public final class InboxFeeds implements Notifier {
         private final NodeId node;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition advanced = lock.newCondition();
-        /** The last {@code count} envelopes, seqs {@code first .. first + count - 1}, envelope s in slot s % RING. */
-        private final Envelope[] ring = new Envelope[RING];
+        /** The last {@code count} envelopes, seqs {@code first .. first + count - 1}, envelope s in slot s % ring.length. */
+        private Envelope[] ring = NO_RING;
         private long first;
         private int count;
         /** The latest redeliveries, each numbered; every stream of the owner takes those past the last it took. */
@@ -119,8 +125,20 @@ public final class InboxFeeds implements Notifier {
             return closed;
         }
 
-        private static int slot(long seq) {
-            return (int) (seq % RING);
+        private int slot(long seq) {
+            return (int) (seq % ring.length);
+        }
+
+        /** Makes room for one more envelope while the ring is below {@link #RING}, keeping every slot's seq. */
+        private void grow() {
+            if (count < ring.length || ring.length == RING) {
+                return;
+            }
+            Envelope[] old = ring;
+            ring = new Envelope[Math.max(FIRST_RING, Math.min(RING, old.length * 2))];
+            for (long seq = first; seq < first + count; seq++) {
+                ring[slot(seq)] = old[(int) (seq % old.length)];
+            }
         }
 
         private void append(Envelope envelope) {
@@ -129,6 +147,7 @@ public final class InboxFeeds implements Notifier {
                 if (count > 0 && first + count != envelope.seq()) {
                     count = 0; // a gap would make the ring lie; readers fall back to the store
                 }
+                grow();
                 ring[slot(envelope.seq())] = envelope;
                 if (count == 0) {
                     first = envelope.seq();
