@@ -157,7 +157,7 @@ public final class BenchWebhookCommand implements Callable<Integer> {
         report.row("webhooks: hub push call mean (metric)", "%.2f ms", hubPushMs);
         report.row("webhooks: retries in window / repeated POSTs", "%.0f / %,d", retries, repeated);
         report.row("webhooks: lost", "%,d of %,d accepted (%,d POSTs received)", hooks.lost, hooks.acceptedTotal, pushes);
-        report.row("ratio stream / webhook deliveries/s", "%.2f (target <= 2)", ratio);
+        report.row("ratio stream / webhook deliveries/s", "%.2f (target <= 1.5)", ratio);
         report.row("errors streams / webhooks", "%,d / %,d%s", streams.errors, hooks.errors,
                 hooks.errorKinds.isEmpty() ? "" : " " + hooks.errorKinds);
         report.row("CPU streams / webhooks (this process)", "%.0f%% / %.0f%% of %d cores", streams.cpuPercent,
@@ -194,7 +194,7 @@ public final class BenchWebhookCommand implements Callable<Integer> {
         report.put("streamsCpuMicrosPerDelivery", streamCpu).put("webhooksCpuMicrosPerDelivery", hookCpu);
         report.put("loadBefore", load0).put("loadAfter", load1).put("cores", Runtime.getRuntime().availableProcessors());
         Map<String, Object> goals = new LinkedHashMap<>();
-        goals.put("within2x", ratio <= 2.0);
+        goals.put("within1_5x", ratio <= 1.5); // issue 15: a push may cost at most 1.5 stream deliveries
         report.json().put("goals", goals);
         report.print(out, output.json);
         boolean ok = streams.lost == 0 && hooks.lost == 0 && hooks.accepted > 0 && streams.accepted > 0 && unparsed == 0;
