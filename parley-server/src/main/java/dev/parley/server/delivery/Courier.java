@@ -136,10 +136,17 @@ public final class Courier implements AutoCloseable {
             throws IOException {
         for (PushConnection kept = idle(endpoint); kept != null; kept = idle(endpoint)) {
             try {
+                if (kept.stale()) {
+                    kept.abort();
+                    continue;
+                }
                 return deadline.use(kept).post(head, body);
             } catch (IOException e) {
                 kept.abort();
-                if (kept.answerStarted() || deadline.expired() || Thread.currentThread().isInterrupted()) {
+                // only a connection that failed at once, before any answer and before the deadline,
+                // is taken for one the endpoint closed while idle (a timeout is not that)
+                if (kept.answerStarted() || e instanceof SocketTimeoutException || deadline.expired()
+                        || Thread.currentThread().isInterrupted()) {
                     throw e;
                 }
             }

@@ -67,6 +67,8 @@ final class PushConnection {
     private static final long MAX_DRAINED_BYTES = 64 * 1024;
 
     private final Socket socket;
+    /** The TCP socket under {@link #socket} (the same one for http): what {@link #abort} closes. */
+    private final Socket raw;
     private final InputStream in;
     private final OutputStream out;
     private final byte[] buf = new byte[4096];
@@ -78,8 +80,12 @@ final class PushConnection {
     private boolean answerStarted;
     private long idleSinceNanos;
 
-    private PushConnection(Socket socket) throws IOException {
+    private PushConnection(Socket socket, Socket raw) throws IOException {
         this.socket = socket;
+        this.raw = raw;
+        // From here the push's deadline alone bounds a read (it closes the connection): a read
+        // timeout fixed now, from what this push had left, would cut a later push short.
+        raw.setSoTimeout(0);
         this.in = socket.getInputStream();
         this.out = new BufferedOutputStream(socket.getOutputStream(), 8 * 1024);
     }
@@ -94,7 +100,7 @@ final class PushConnection {
             plain.setSoTimeout(Math.max(1, timeoutMillis));
             plain.connect(new InetSocketAddress(endpoint.host, endpoint.port), Math.max(1, timeoutMillis));
             if (!endpoint.tls) {
-                return new PushConnection(plain);
+                return new PushConnection(plain, plain);
             }
             SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault())
                     .createSocket(plain, endpoint.host, endpoint.port, true);
@@ -102,7 +108,7 @@ final class PushConnection {
             params.setEndpointIdentificationAlgorithm("HTTPS");
             tls.setSSLParameters(params);
             tls.startHandshake();
-            return new PushConnection(tls);
+            return new PushConnection(tls, plain);
         } catch (IOException | RuntimeException e) {
             plain.close();
             throw e;
@@ -126,8 +132,18 @@ final class PushConnection {
             status = readStatusLine();
             keepAlive = readHeadersAndBody(status);
         } while (status / 100 == 1 && status != 101); // interim answers (100 Continue, 103): the real one follows
-        reusable = keepAlive && status != 101;
+        // bytes past the answer (a body after a 204, more than its Content-Length) would be read
+        // as the next push's answer: such a connection is not kept
+        reusable = keepAlive && status != 101 && !stale();
         return status;
+    }
+
+    /**
+     * Whether bytes wait that no push asked for: left over from the last answer, or sent while
+     * the connection was idle (a proxy's 408 before it closes). Such a connection is not reused.
+     */
+    boolean stale() throws IOException {
+        return pos != lim || in.available() > 0 || raw.getInputStream().available() > 0;
     }
 
     /** Whether the last push left the connection ready for another. */
@@ -148,10 +164,14 @@ final class PushConnection {
         return idleSinceNanos;
     }
 
-    /** Closes the socket, from any thread: a push blocked on it fails at once. */
+    /**
+     * Closes the connection, from any thread: a push blocked on it fails at once. The TCP socket
+     * is closed, not the TLS one: closing TLS sends close_notify under the lock a blocked write
+     * holds, and would wait as long as that write.
+     */
     void abort() {
         try {
-            socket.close();
+            raw.close();
         } catch (IOException e) {
             // closing is all that is wanted; a failure to close leaves nothing to do
         }

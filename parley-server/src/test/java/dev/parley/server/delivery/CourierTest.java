@@ -34,10 +34,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CourierTest {
     private static final String SECRET = "a-courier-test-secret";
 
-    /** What an endpoint does with each request, given its connection's request count (from 1). */
+    /** What an endpoint does with each request, given its connection's request count (from 1) and the request. */
     private interface Answer {
         /** Writes the answer; false closes the connection afterwards. */
-        boolean write(OutputStream out, int onConnection) throws IOException;
+        boolean write(OutputStream out, int onConnection, String request) throws IOException, InterruptedException;
     }
 
     /** A loopback HTTP endpoint: one thread per connection, every request's head and body kept. */
@@ -81,13 +81,16 @@ class CourierTest {
                     for (int got = 0; got < length; ) {
                         got += in.read(body, got, length - got);
                     }
-                    requests.add(head + "\n" + new String(body));
-                    if (!answer.write(s.getOutputStream(), n)) {
+                    String request = head + "\n" + new String(body);
+                    requests.add(request);
+                    if (!answer.write(s.getOutputStream(), n, request)) {
                         return;
                     }
                 }
             } catch (IOException e) {
                 // the courier closed the connection
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
 
@@ -118,7 +121,7 @@ class CourierTest {
     @Test
     void pushesShareOneKeptConnectionWhateverTheAnswerBodyLooksLike() throws Exception {
         try (Courier courier = new Courier(Duration.ofSeconds(10));
-             Endpoint endpoint = new Endpoint((out, n) -> {
+             Endpoint endpoint = new Endpoint((out, n, request) -> {
                  switch (n % 3) {
                      case 1 -> write(out, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
                      case 2 -> write(out, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked"
@@ -147,7 +150,7 @@ class CourierTest {
     void aConnectionTheEndpointClosedWhileIdleIsReplacedWithoutLosingThePush() throws Exception {
         // answers as if keeping the connection, then closes it: the next push finds it dead
         try (Courier courier = new Courier(Duration.ofSeconds(10));
-             Endpoint endpoint = new Endpoint((out, n) -> {
+             Endpoint endpoint = new Endpoint((out, n, request) -> {
                  write(out, "HTTP/1.1 204 No Content\r\n\r\n");
                  return false;
              })) {
@@ -162,7 +165,7 @@ class CourierTest {
     @Test
     void anEndpointThatNeverAnswersIsGivenUpAtTheDeadline() throws Exception {
         try (Courier courier = new Courier(Duration.ofMillis(300));
-             Endpoint endpoint = new Endpoint((out, n) -> {
+             Endpoint endpoint = new Endpoint((out, n, request) -> {
                  write(out, "HTTP/1.1 200 OK\r\nContent-Le"); // starts an answer, never ends it
                  return true;
              })) {
@@ -171,6 +174,51 @@ class CourierTest {
                     courier.push(endpoint.webhook(), envelope("e1")));
             long tookMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(tookMs >= 290 && tookMs < 5_000, "gave up after " + tookMs + " ms");
+        }
+    }
+
+    @Test
+    void bytesPastAnAnswerAreNeverReadAsTheNextPushsAnswer() throws Exception {
+        try (Courier courier = new Courier(Duration.ofSeconds(10));
+             Endpoint endpoint = new Endpoint((out, n, request) -> {
+                 if (request.contains("Parley-Event-Id: e0\n")) {
+                     // a 204 with a body after it, in one write: the stray answer must not be e1's
+                     write(out, "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 500 Stray\r\nContent-Length: 0\r\n\r\n");
+                 } else {
+                     write(out, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+                 }
+                 return true;
+             })) {
+            assertEquals(new Courier.Outcome.Delivered(204), courier.push(endpoint.webhook(), envelope("e0")));
+            assertEquals(new Courier.Outcome.Delivered(200), courier.push(endpoint.webhook(), envelope("e1")));
+            assertEquals(2, endpoint.connections.get(), "the connection with bytes left over was not reused");
+            assertEquals(2, endpoint.requests.size());
+        }
+    }
+
+    @Test
+    void aReusedConnectionWaitsThePushsWholeTimeoutAndNeverPostsTwice() throws Exception {
+        // e1's first connection dies after 1,800 of its 3,000 ms, so its second one opens with
+        // 1,200 ms left; e2 reuses that connection and is answered after 2,000 ms: within its own
+        // timeout, with a second to spare for a busy machine
+        try (Courier courier = new Courier(Duration.ofMillis(3_000));
+             Endpoint endpoint = new Endpoint((out, n, request) -> {
+                 if (request.contains("Parley-Event-Id: e1\n") && n == 2) {
+                     Thread.sleep(1_800);
+                     return false; // closes without answering, as an endpoint that dropped an idle connection
+                 }
+                 if (request.contains("Parley-Event-Id: e2\n")) {
+                     Thread.sleep(2_000);
+                 }
+                 write(out, "HTTP/1.1 204 No Content\r\n\r\n");
+                 return true;
+             })) {
+            for (String id : List.of("e0", "e1", "e2")) {
+                assertEquals(new Courier.Outcome.Delivered(204), courier.push(endpoint.webhook(), envelope(id)), id);
+            }
+            assertEquals(1, endpoint.requests.stream().filter(r -> r.contains("Parley-Event-Id: e2\n")).count(),
+                    "e2 posted once");
+            assertEquals(2, endpoint.connections.get(), "e2 went on the connection e1 opened");
         }
     }
 }
