@@ -61,7 +61,7 @@ public final class InboxStream {
         long position = cursor.orElse(-1);
         long redelivered = feed.redelivered(); // what was redelivered before the stream opened, its replay reads
         try (OutputStream out = response.outputStream()) {
-            write(out, watch, READY);
+            watch.write(out, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
             while (!feed.closed()) {
                 if (reader.takesDelivery()) {
@@ -78,7 +78,7 @@ public final class InboxStream {
                 if (!batch.isEmpty()) {
                     position = send(batch, inbox, out, watch, true);
                 } else if (!feed.awaitAfter(position, redelivered, heartbeatNanos, reader) && !feed.closed()) {
-                    write(out, watch, HEARTBEAT);
+                    watch.write(out, HEARTBEAT);
                 }
             }
         } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
@@ -128,9 +128,5 @@ public final class InboxStream {
         watch.write(out, frames);
         inboxes.delivered(inbox, batch);
         return batch.getLast().seq();
-    }
-
-    private static void write(OutputStream out, StreamWatchdog.Watch watch, byte[] bytes) throws IOException {
-        watch.write(out, bytes);
     }
 }
