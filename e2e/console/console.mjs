@@ -232,11 +232,17 @@ await check('the console is usable from the keyboard', async () => {
   const page = await open(admin, 'keyboard');
   await page.keyboard.press('Tab'); // the skip link
   let label = '';
+  const path = []; // where each Tab landed: a failure says where the focus went instead
   for (let i = 0; i < 12 && label !== 'Audit'; i++) {
     await page.keyboard.press('Tab');
     label = await page.evaluate(() => document.activeElement.textContent);
+    path.push(await page.evaluate(() => `${document.activeElement.tagName.toLowerCase()}`
+      + `${document.activeElement.id ? '#' + document.activeElement.id : ''} "${document.activeElement.textContent.slice(0, 24)}"`));
   }
-  if (label !== 'Audit') throw new Error('Tab never reached the Audit button');
+  if (label !== 'Audit') {
+    await shot(page, 'keyboard-failed');
+    throw new Error(`Tab never reached the Audit button; it went: ${path.join(' > ')}`);
+  }
   await page.keyboard.press('Enter');
   await page.locator('#audit').waitFor();
   await page.locator('#audit-node').focus();
