@@ -29,11 +29,14 @@ final class EventStream implements AutoCloseable {
     private static final Object END = new Object();
 
     private final InputStream body;
+    /** Lets go of the connection under {@code body}. */
+    private final Runnable disconnect;
     private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(256);
     private final Thread reader;
 
-    EventStream(InputStream body) {
+    EventStream(InputStream body, Runnable disconnect) {
         this.body = body;
+        this.disconnect = disconnect;
         this.reader = Thread.ofVirtual().name("parley-sse-reader").start(this::pump);
     }
 
@@ -107,11 +110,7 @@ final class EventStream implements AutoCloseable {
     /** Abandons the connection: the reader stops and the hub sees the stream closed. */
     @Override
     public void close() {
-        reader.interrupt();
-        try {
-            body.close();
-        } catch (IOException ignored) {
-            // already broken; nothing left to release
-        }
+        reader.interrupt(); // a virtual thread interrupted in a socket read has its socket closed
+        disconnect.run();
     }
 }

@@ -9,81 +9,82 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.Set;
 import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-
-import javax.net.ssl.KeyManager;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManager;
 
 /**
  * The hub's HTTP API as the commands need it: JSON in, JSON out, and every failure turned
  * into a {@link HubException}. All request code lives here so commands only say what to ask.
+ *
+ * <p>Requests go over the JDK's {@link HttpURLConnection}, not its {@code java.net.http}
+ * client: a one-shot command makes one or two requests, and that client's start (the security
+ * providers for an {@code SSLContext} it insists on even for {@code http://}, its selector
+ * thread, its asynchronous stages) was a third of {@code parley send}'s wall time. The
+ * connection is told what the other client did by default: no redirects, and no second
+ * attempt at a POST (below); both use the JDK's default proxy selector.
  */
 final class HubClient implements AutoCloseable {
+    private static final String RESEND_POST = "sun.net.http.retryPost";
+
+    static {
+        // HttpURLConnection sends a POST again, unasked, when reading its answer fails (a reset,
+        // a read timeout): a send must reach the hub once, whatever happens to its answer. This
+        // JDK switch is read once, when its HTTP classes are first used, which is after this.
+        // (Streaming the body would also stop the resend, but the JDK then drops the body of a
+        // 401, and the hub's 401s say which proof failed.)
+        if (System.getProperty(RESEND_POST) == null) {
+            System.setProperty(RESEND_POST, "false");
+        }
+    }
+
     /** The one mapper of the CLI; plain trees, so output keeps the hub's field order. */
     static final ObjectMapper JSON = new ObjectMapper();
 
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    /** Bounds a plain request-response call; streams have no such bound (see {@link EventStream}). */
+    /** Bounds the wait for each read of a plain call's answer; streams have no such bound (see {@link EventStream}). */
     private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(60);
 
+    /** The hub's address without a trailing slash; paths start with one. */
+    private final String base;
     private final URI hub;
     /** The Authorization header, or null for the routes that take none (the admission handshake). */
     private final String bearer;
-    private final HttpClient http;
     /** A W3C traceparent every request carries, or null. */
     private final String traceparent;
+    /** Streams still open, shared with the {@link #traced} copies: {@link #close()} drops them. */
+    private final Set<HttpURLConnection> streams;
 
     /**
      * A client acting as the holder of {@code token}; a null token sends no Authorization header.
      * Run under a span ({@code TRACEPARENT} set, as a turn's runner sets it), its requests continue it.
      */
     HubClient(URI hub, String token) {
-        this(hub, token == null ? null : "Bearer " + token, http(hub),
+        this(hub, token == null ? null : "Bearer " + token,
                 dev.parley.core.TraceContext.parse(System.getenv(dev.parley.core.TraceContext.VARIABLE))
-                .map(dev.parley.core.TraceContext::traceparent).orElse(null));
+                .map(dev.parley.core.TraceContext::traceparent).orElse(null),
+                ConcurrentHashMap.newKeySet());
     }
 
-    /**
-     * The HTTP client for {@code hub}. HTTP/1.1 explicitly: the hub speaks it, and this avoids
-     * the h2c upgrade dance. A plain {@code http://} hub needs no TLS: given no context of its
-     * own, the client would load the JDK's default one (parsing its CA certificates), a good
-     * share of a one-shot command's start.
-     */
-    private static HttpClient http(URI hub) {
-        HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(CONNECT_TIMEOUT);
-        if ("http".equals(hub.getScheme())) {
-            try {
-                SSLContext none = SSLContext.getInstance("TLS");
-                none.init(new KeyManager[0], new TrustManager[0], null);
-                http.sslContext(none);
-            } catch (GeneralSecurityException e) {
-                throw new IllegalStateException("TLS is not available in this JDK", e);
-            }
-        }
-        return http.build();
-    }
-
-    private HubClient(URI hub, String bearer, HttpClient http, String traceparent) {
+    private HubClient(URI hub, String bearer, String traceparent, Set<HttpURLConnection> streams) {
+        String base = hub.toString();
+        this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.hub = hub;
         this.bearer = bearer;
-        this.http = http;
         this.traceparent = traceparent;
+        this.streams = streams;
     }
 
     /** The same client, its requests carrying {@code traceparent}: what they send continues that trace. */
     HubClient traced(String traceparent) {
-        return new HubClient(hub, bearer, http, traceparent);
+        return new HubClient(hub, bearer, traceparent, streams);
     }
 
     /** Encodes one path segment, e.g. a node id taken from the command line. */
@@ -106,7 +107,7 @@ final class HubClient implements AutoCloseable {
     }
 
     JsonNode get(String path) throws InterruptedException {
-        return exchange(request(path).GET(), Duration.ZERO);
+        return exchange("GET", path, null, Duration.ZERO);
     }
 
     JsonNode post(String path, JsonNode body) throws InterruptedException {
@@ -118,17 +119,17 @@ final class HubClient implements AutoCloseable {
      * ({@code ?wait=}), so the answer is awaited that much longer than a plain call's.
      */
     JsonNode post(String path, JsonNode body, Duration hold) throws InterruptedException {
-        return exchange(request(path, "POST", body), hold);
+        return exchange("POST", path, body, hold);
     }
 
     /** Replaces a resource; the hub answers with its new state. */
     JsonNode put(String path, JsonNode body) throws InterruptedException {
-        return exchange(request(path, "PUT", body), Duration.ZERO);
+        return exchange("PUT", path, body, Duration.ZERO);
     }
 
     /** Deletes; the hub answers 204, so the result is a JSON null. */
     JsonNode delete(String path) throws InterruptedException {
-        return exchange(request(path).DELETE(), Duration.ZERO);
+        return exchange("DELETE", path, null, Duration.ZERO);
     }
 
     /**
@@ -136,21 +137,28 @@ final class HubClient implements AutoCloseable {
      * {@code Last-Event-ID} so the hub replays everything after it.
      */
     EventStream stream(String path, Long lastEventId) throws InterruptedException {
-        HttpRequest.Builder request = request(path).setHeader("Accept", "text/event-stream").GET();
+        HttpURLConnection connection = open("GET", path, "text/event-stream", Duration.ZERO);
         if (lastEventId != null) {
-            request.header("Last-Event-ID", Long.toString(lastEventId));
+            connection.setRequestProperty("Last-Event-ID", Long.toString(lastEventId));
         }
-        HttpResponse<InputStream> response = send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-        if (response.statusCode() != 200) {
-            String body;
-            try (InputStream in = response.body()) {
-                body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                body = "";
+        streams.add(connection);
+        Runnable drop = () -> {
+            streams.remove(connection);
+            connection.disconnect();
+        };
+        try {
+            int status = connection.getResponseCode();
+            if (status != 200) {
+                throw HubException.answered(status, text(connection, status));
             }
-            throw HubException.answered(response.statusCode(), body);
+            return new EventStream(connection.getInputStream(), drop);
+        } catch (IOException e) {
+            drop.run();
+            throw unreachable(e);
+        } catch (RuntimeException e) {
+            drop.run();
+            throw e;
         }
-        return new EventStream(response.body());
     }
 
     /**
@@ -158,75 +166,109 @@ final class HubClient implements AutoCloseable {
      * line to {@code each}; nothing is buffered, so an export of any size streams through.
      */
     void lines(String path, Consumer<String> each) throws InterruptedException {
-        HttpRequest request = request(path).setHeader("Accept", "application/x-ndjson").GET()
-                .timeout(ANSWER_TIMEOUT).build();
-        HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream());
-        try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
-            if (response.statusCode() / 100 != 2) {
-                StringBuilder body = new StringBuilder();
-                lines.lines().forEach(body::append);
-                throw HubException.answered(response.statusCode(), body.toString());
+        HttpURLConnection connection = open("GET", path, "application/x-ndjson", ANSWER_TIMEOUT);
+        try {
+            int status = connection.getResponseCode();
+            if (status / 100 != 2) {
+                throw HubException.answered(status, text(connection, status));
             }
-            for (String line; (line = lines.readLine()) != null; ) {
-                if (!line.isBlank()) {
-                    each.accept(line);
+            try (BufferedReader lines = new BufferedReader(
+                    new InputStreamReader(connection.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = lines.readLine()) != null; ) {
+                    if (!line.isBlank()) {
+                        each.accept(line);
+                    }
                 }
             }
         } catch (IOException e) {
-            throw HubException.unreachable(hub, e);
+            throw unreachable(e);
         }
     }
 
-    private HttpRequest.Builder request(String path) {
-        String base = hub.toString();
-        if (base.endsWith("/")) {
-            base = base.substring(0, base.length() - 1);
+    /** A connection for one request, not yet sent; {@code answer} bounds each read (zero: none). */
+    private HttpURLConnection open(String method, String path, String accept, Duration answer)
+            throws InterruptedException {
+        try {
+            HttpURLConnection connection = (HttpURLConnection) URI.create(base + path).toURL().openConnection();
+            connection.setRequestMethod(method);
+            connection.setInstanceFollowRedirects(false);
+            connection.setUseCaches(false);
+            connection.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+            connection.setReadTimeout((int) Math.min(answer.toMillis(), Integer.MAX_VALUE));
+            connection.setRequestProperty("Accept", accept);
+            if (traceparent != null) {
+                connection.setRequestProperty("traceparent", traceparent);
+            }
+            if (bearer != null) {
+                connection.setRequestProperty("Authorization", bearer);
+            }
+            return connection;
+        } catch (IOException e) {
+            throw unreachable(e);
         }
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
-                .header("Accept", "application/json");
-        if (traceparent != null) {
-            request.header("traceparent", traceparent);
-        }
-        return bearer == null ? request : request.header("Authorization", bearer);
     }
 
-    /** A request carrying {@code body} as JSON. */
-    private HttpRequest.Builder request(String path, String method, JsonNode body) {
-        return request(path)
-                .header("Content-Type", "application/json")
-                .method(method, HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
-    }
-
-    private JsonNode exchange(HttpRequest.Builder request, Duration hold) throws InterruptedException {
-        HttpResponse<String> response = send(request.timeout(ANSWER_TIMEOUT.plus(hold)).build(),
-                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        String body = response.body();
-        if (response.statusCode() / 100 != 2) {
-            throw HubException.answered(response.statusCode(), body);
+    private JsonNode exchange(String method, String path, JsonNode body, Duration hold) throws InterruptedException {
+        HttpURLConnection connection = open(method, path, "application/json", ANSWER_TIMEOUT.plus(hold));
+        String text;
+        int status;
+        try {
+            if (body != null) {
+                byte[] bytes = JSON.writeValueAsBytes(body);
+                connection.setRequestProperty("Content-Type", "application/json");
+                connection.setDoOutput(true);
+                try (OutputStream out = connection.getOutputStream()) {
+                    out.write(bytes);
+                }
+            }
+            status = connection.getResponseCode();
+            text = text(connection, status);
+        } catch (IOException e) {
+            throw unreachable(e);
         }
-        if (body == null || body.isBlank()) {
+        if (status / 100 != 2) {
+            throw HubException.answered(status, text);
+        }
+        if (text.isBlank()) {
             return NullNode.getInstance();
         }
         try {
-            return JSON.readTree(body);
+            return JSON.readTree(text);
         } catch (JsonProcessingException e) {
-            throw HubException.malformed("the hub answered " + response.statusCode() + " with non-JSON: "
+            throw HubException.malformed("the hub answered " + status + " with non-JSON: "
                     + e.getOriginalMessage());
         }
     }
 
-    private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
-            throws InterruptedException {
-        try {
-            return http.send(request, handler);
-        } catch (IOException e) {
-            throw HubException.unreachable(hub, e);
+    /** The answer's body as text; empty when there is none (204). */
+    private static String text(HttpURLConnection connection, int status) throws IOException {
+        InputStream body = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+        if (body == null) {
+            return "";
+        }
+        try (body) {
+            return new String(body.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 
-    /** Drops any connection still open (an abandoned stream) instead of waiting for it. */
+    /**
+     * A failed connection, or the interruption that closed it: a virtual thread interrupted in
+     * a socket read sees its socket closed, and its caller asked to stop, not about the network.
+     */
+    private HubException unreachable(IOException e) throws InterruptedException {
+        if (Thread.currentThread().isInterrupted()) {
+            Thread.interrupted();
+            throw new InterruptedException("interrupted while talking to the hub");
+        }
+        return HubException.unreachable(hub, e);
+    }
+
+    /** Drops any stream still open (an abandoned one) instead of waiting for it. */
     @Override
     public void close() {
-        http.shutdownNow();
+        for (HttpURLConnection stream : streams) {
+            streams.remove(stream);
+            stream.disconnect();
+        }
     }
 }

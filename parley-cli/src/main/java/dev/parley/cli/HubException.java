@@ -6,7 +6,8 @@ import com.fasterxml.jackson.databind.node.MissingNode;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpConnectTimeoutException;
+import java.net.SocketTimeoutException;
+import java.util.Locale;
 
 /**
  * A request the hub did not fulfil: either it answered with its {@code {"error","message"}}
@@ -48,7 +49,7 @@ final class HubException extends RuntimeException {
     /** No answer at all: refused, timed out, reset. Worth retrying for a follower. */
     static HubException unreachable(URI hub, IOException cause) {
         String why = switch (cause) {
-            case HttpConnectTimeoutException t -> "connect timed out";
+            case SocketTimeoutException t when t.getMessage() != null -> t.getMessage().toLowerCase(Locale.ROOT); // connect or read
             case ConnectException c -> "connection refused";
             default -> cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName();
         };
