@@ -77,8 +77,12 @@ public final class InboxStream {
                 }
                 if (!batch.isEmpty()) {
                     position = send(batch, inbox, out, watch, true);
-                } else if (!feed.awaitAfter(position, redelivered, heartbeatNanos, reader) && !feed.closed()) {
-                    watch.write(out, HEARTBEAT);
+                } else {
+                    // Caught up: only the feed can bring news now, so a heartbeat goes back to waiting
+                    // without asking the store (10,000 idle streams asked it 667 times a second).
+                    while (!feed.awaitAfter(position, redelivered, heartbeatNanos, reader) && !feed.closed()) {
+                        watch.write(out, HEARTBEAT);
+                    }
                 }
             }
         } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
