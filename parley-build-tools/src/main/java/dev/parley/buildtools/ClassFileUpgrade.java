@@ -40,9 +40,8 @@ public final class ClassFileUpgrade {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length < 2) {
-            System.err.println("usage: ClassFileUpgrade JAR PACKAGE_PREFIX...");
-            System.exit(2);
+        if (args.length < 2) { // thrown, not System.exit: exec:java runs this in Maven's JVM
+            throw new IllegalArgumentException("usage: ClassFileUpgrade JAR PACKAGE_PREFIX...");
         }
         // silent, as `mvn -q` (the ./parley script's build) is: the tests and the jar itself show what it did
         upgradeJar(Path.of(args[0]), List.of(args).subList(1, args.length));
