@@ -9,20 +9,52 @@ import dev.cel.runtime.CelVariableResolver;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.RuleInput;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
  * A compiled, immutable rule set: CEL programs in file order, under one version. Programs
  * are thread-safe, so one rule set serves every request until a reload replaces it whole.
  * {@link #observed(Observer)} gives the same rules reporting what they decide (for metrics).
+ * <p>
+ * A send's outcome is kept by the facts the rules read ({@link SendFact}) and reused for
+ * every later send with the same facts: the same sender and target reaching each other
+ * with envelopes alike in what the rules look at. Nothing needs invalidating: a relabelled
+ * or moved node, a changed group or envelope brings other facts, so another key, and a new
+ * policy is a new rule set. The observer still hears of every decision.
  */
 final class CelRuleset implements PolicyRules.Ruleset {
+    /**
+     * Outcomes kept at most; a full memo starts over. Twice the bench's 64 × 64 pairs; an
+     * entry holds one decision's facts (about 1 KB with groups of 128), so at most ~10 MB.
+     */
+    static final int MEMO_LIMIT = 8192;
 
-    /** One rule, compiled. */
-    record CompiledRule(String name, PolicyRules.Effect effect, CelRuntime.Program program) {
+    /** One rule, compiled, and the facts of a send it may read. */
+    record CompiledRule(String name, PolicyRules.Effect effect, CelRuntime.Program program, Set<SendFact> reads) {
+        CompiledRule {
+            reads = Set.copyOf(reads);
+        }
+    }
+
+    /** What the rules of one effect gave: the rule that matched, if any, and those that failed on the way. */
+    private record Outcome(PolicyRules.Effect effect, Optional<PolicyRules.Match> match, List<String> failed) {
+        Optional<PolicyRules.Match> toldTo(Observer observer) {
+            failed.forEach(observer::failed);
+            match.ifPresent(m -> observer.matched(effect, m.rule()));
+            return match;
+        }
+    }
+
+    /** An outcome's key: the effect asked for and the value of each fact the rules read, in {@link #reads} order. */
+    private record Key(PolicyRules.Effect effect, List<Object> facts) {
     }
 
     /** Hears of each rule that decided (a match is always decisive where it is asked for) and each that failed. */
@@ -45,19 +77,27 @@ final class CelRuleset implements PolicyRules.Ruleset {
     private final String version;
     private final List<CompiledRule> rules;
     private final Observer observer;
+    /** The facts any rule reads, in a fixed order. */
+    private final SendFact[] reads;
+    /** Shared with the {@link #observed} views of these rules: outcomes do not depend on who hears of them. */
+    private final Map<Key, Outcome> outcomes;
 
     CelRuleset(String version, List<CompiledRule> rules) {
-        this(version, rules, Observer.NONE);
+        this(version, rules, Observer.NONE, new ConcurrentHashMap<>());
     }
 
-    private CelRuleset(String version, List<CompiledRule> rules, Observer observer) {
+    private CelRuleset(String version, List<CompiledRule> rules, Observer observer, Map<Key, Outcome> outcomes) {
         this.version = version;
         this.rules = List.copyOf(rules);
         this.observer = observer;
+        Set<SendFact> read = EnumSet.noneOf(SendFact.class);
+        rules.forEach(r -> read.addAll(r.reads()));
+        this.reads = read.toArray(SendFact[]::new);
+        this.outcomes = outcomes;
     }
 
     CelRuleset observed(Observer newObserver) {
-        return new CelRuleset(version, rules, newObserver);
+        return new CelRuleset(version, rules, newObserver, outcomes);
     }
 
     @Override
@@ -77,11 +117,29 @@ final class CelRuleset implements PolicyRules.Ruleset {
      */
     @Override
     public Optional<PolicyRules.Match> first(PolicyRules.Effect effect, RuleInput input) {
-        return first(effect, new SendVariables(input));
+        Object[] facts = new Object[reads.length];
+        for (int i = 0; i < reads.length; i++) {
+            facts[i] = reads[i].of(input);
+        }
+        Key key = new Key(effect, Arrays.asList(facts));
+        Outcome outcome = outcomes.get(key);
+        if (outcome == null) {
+            outcome = evaluate(effect, new SendVariables(input));
+            if (outcomes.size() >= MEMO_LIMIT) {
+                outcomes.clear();
+            }
+            outcomes.put(key, outcome);
+        }
+        return outcome.toldTo(observer);
     }
 
     /** As {@link #first(PolicyRules.Effect, RuleInput)}, over the variables a rule set's environment declares. */
     Optional<PolicyRules.Match> first(PolicyRules.Effect effect, CelVariableResolver variables) {
+        return evaluate(effect, variables).toldTo(observer);
+    }
+
+    private Outcome evaluate(PolicyRules.Effect effect, CelVariableResolver variables) {
+        List<String> failed = new ArrayList<>(0);
         for (CompiledRule rule : rules) {
             if (rule.effect() != effect) {
                 continue;
@@ -93,16 +151,20 @@ final class CelRuleset implements PolicyRules.Ruleset {
                 }
                 error = Optional.empty();
             } catch (CelEvaluationException | RuntimeException e) {
-                observer.failed(rule.name());
+                failed.add(rule.name());
                 if (effect != PolicyRules.Effect.DENY) {
                     continue;
                 }
                 error = Optional.of(String.valueOf(e.getMessage()));
             }
-            observer.matched(effect, rule.name());
-            return Optional.of(new PolicyRules.Match(rule.name(), error));
+            return new Outcome(effect, Optional.of(new PolicyRules.Match(rule.name(), error)), List.copyOf(failed));
         }
-        return Optional.empty();
+        return new Outcome(effect, Optional.empty(), List.copyOf(failed));
+    }
+
+    /** How many outcomes are kept now (for tests). */
+    int remembered() {
+        return outcomes.size();
     }
 
     /** Variables from a map that is built when a rule first reads one, once for all the rules. */

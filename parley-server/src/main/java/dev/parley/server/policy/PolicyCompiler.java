@@ -270,8 +270,9 @@ public final class PolicyCompiler {
         for (int i = 0; i < specs.size(); i++) {
             RuleSpec spec = specs.get(i);
             try {
-                compiled.add(new CelRuleset.CompiledRule(spec.name(), spec.effect(),
-                        env.createProgram(check(env, spec.when()))));
+                CelAbstractSyntaxTree ast = check(env, spec.when());
+                compiled.add(new CelRuleset.CompiledRule(spec.name(), spec.effect(), env.createProgram(ast),
+                        SendFact.readBy(ast)));
             } catch (IllegalArgumentException e) {
                 problems.add(new Problem(Optional.of(i), Optional.of(spec.name()), label + e.getMessage()));
             } catch (CelEvaluationException e) {

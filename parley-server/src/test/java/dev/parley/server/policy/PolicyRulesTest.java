@@ -149,6 +149,38 @@ class PolicyRulesTest {
     }
 
     /**
+     * The rules' outcomes are kept by the facts they read ({@link RuleOutcomeReuseTest}): a node
+     * joining or leaving the target's group and a grant still change the decision at once, and
+     * every send is audited and counted as before, whether its outcome was kept or not.
+     */
+    @Test
+    void decisionsFollowTheGraphWhileRuleOutcomesAreReused() {
+        start(PolicyFiles.json(List.of(deny("crowded", "size(target.group) > 3"), allow("ext-to-coders", EXT_TO_CODERS))),
+                "policy.json");
+        String lead = token("lead");
+        hub.sendOk(lead, "w1", "one");
+        hub.sendOk(lead, "w1", "two");
+
+        node("w3", "lead", Map.of()); // w1's group: lead, w1, w2 and now w3
+        for (int i = 0; i < 2; i++) {
+            assertEquals("crowded", assertError(hub.send(lead, "w1", "x"), 403, "acl_denied").text("rule"));
+        }
+        assertEquals(2.0, hub.metric("parley_policy_decisions_total"), "each decision counted");
+        assertStatus(204, hub.delete(hub.admin(), "/v1/nodes/w3"));
+        hub.sendOk(lead, "w1", "three");
+
+        String x1 = token("x1"); // another group, not a coder: the ACL refuses until a grant
+        assertTrue(assertError(hub.send(x1, "w2", "x"), 403, "acl_denied").text("reason").contains("different groups"));
+        assertStatus(201, hub.post(hub.admin(), "/v1/grants", obj("from", "x1", "to", "w2")));
+        hub.sendOk(x1, "w2", "granted");
+        assertEquals("grant", hub.inbox(token("w2")).getLast().at("/trace/route").asText());
+
+        List<JsonNode> audit = hub.get(hub.admin(), "/v1/audit?node=w1&action=send").items();
+        assertEquals(List.of("allow", "allow", "allow", "deny", "deny"),
+                audit.stream().map(e -> e.get("decision").asText()).sorted().toList(), audit::toString);
+    }
+
+    /**
      * matches() in rules: the hub keeps a regex compiled after its first use, so the same rule
      * must decide alike on every send; a regex that does not compile fails a deny rule closed,
      * every time (it is never kept).
