@@ -18,8 +18,15 @@ import java.util.concurrent.ConcurrentSkipListSet;
  */
 public final class Graph {
     private final Map<NodeId, Node> nodes = new ConcurrentHashMap<>();
-    /** Each parent's children, kept in id order so that a group is read without sorting it (every guarded send reads two). */
+    /** Each parent's children, kept in id order so that a group is read without sorting it. */
     private final Map<NodeId, Set<NodeId>> children = new ConcurrentHashMap<>();
+    /**
+     * Each group's member ids as rules read them ({@link RuleInput.Party#group()}), keyed by its
+     * leader: made at the first read after a change, since two are read per guarded send. A
+     * change of a group's children happens under its entry's lock, as does the making, so no
+     * read after a change sees the list from before it.
+     */
+    private final Map<NodeId, List<String>> memberIds = new ConcurrentHashMap<>();
     private final Set<NodeId> retired = ConcurrentHashMap.newKeySet();
     private final Map<String, Grant> grants = new ConcurrentHashMap<>();
     /** In federation, the gateway owning each node another gateway keeps; nodes this hub owns are absent. */
@@ -56,6 +63,15 @@ public final class Graph {
     }
 
     /**
+     * The ids of {@link #groupOf}, one list until the group changes (a {@code List.of}, which
+     * {@code List.copyOf} keeps as it is, so a rule's input does not copy it again).
+     */
+    public List<String> groupIdsOf(Node node) {
+        return memberIds.computeIfAbsent(node.parent().orElse(node.id()),
+                leader -> List.of(groupLedBy(leader).stream().map(NodeId::value).toArray(String[]::new)));
+    }
+
+    /**
      * The gateway that owns {@code id} when it is not this hub (federation): the one that keeps
      * its inbox. Empty for a node of this hub, and always on a single-host hub.
      */
@@ -87,7 +103,8 @@ public final class Graph {
 
     public void put(Node node) {
         nodes.put(node.id(), node);
-        node.parent().ifPresent(p -> children.computeIfAbsent(p, k -> new ConcurrentSkipListSet<>()).add(node.id()));
+        node.parent().ifPresent(p -> changeGroup(p, () -> children.computeIfAbsent(p, k -> new ConcurrentSkipListSet<>())
+                .add(node.id())));
     }
 
     /** Removes a deleted node; its id stays retired, its children keep their recorded parent. */
@@ -95,8 +112,16 @@ public final class Graph {
         Node removed = nodes.remove(id);
         retired.add(id);
         if (removed != null) {
-            removed.parent().ifPresent(p -> children.getOrDefault(p, Set.of()).remove(id));
+            removed.parent().ifPresent(p -> changeGroup(p, () -> children.getOrDefault(p, Set.of()).remove(id)));
         }
+    }
+
+    /** Changes the children of {@code leader}, dropping its member ids for the next read to make anew. */
+    private void changeGroup(NodeId leader, Runnable change) {
+        memberIds.compute(leader, (k, ids) -> {
+            change.run();
+            return null;
+        });
     }
 
     public void putGrant(Grant grant) {

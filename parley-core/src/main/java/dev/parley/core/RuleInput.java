@@ -24,7 +24,7 @@ public record RuleInput(Party sender, Party target, EnvelopeFacts envelope) {
         public static Party of(Node node, Graph graph) {
             return new Party(node.id().value(), node.kind().wire(), node.labels(),
                     node.parent().map(NodeId::value).orElse(""),
-                    graph.groupOf(node).stream().map(NodeId::value).toList());
+                    graph.groupIdsOf(node));
         }
 
         /** The hub itself, the sender of admin broadcasts. */
