@@ -9,7 +9,6 @@ import dev.cel.runtime.CelVariableResolver;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.RuleInput;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
@@ -24,16 +23,18 @@ import java.util.function.Supplier;
  * are thread-safe, so one rule set serves every request until a reload replaces it whole.
  * {@link #observed(Observer)} gives the same rules reporting what they decide (for metrics).
  * <p>
- * A send's outcome is kept by the facts the rules read ({@link SendFact}) and reused for
- * every later send with the same facts: the same sender and target reaching each other
- * with envelopes alike in what the rules look at. Nothing needs invalidating: a relabelled
- * or moved node, a changed group or envelope brings other facts, so another key, and a new
- * policy is a new rule set. The observer still hears of every decision.
+ * A rule's result for a send is kept by the facts the rules read ({@link SendFact}) and
+ * reused for every later send with the same facts: the same sender and target, envelopes of
+ * the same kind and topic. Rules that read a fact of the message itself (its text's size,
+ * its meta) are evaluated at every send instead, so that varying messages do not spoil what
+ * is kept. Nothing needs invalidating: a relabelled node, a changed group or another
+ * envelope brings other facts, so another key, and a new policy is a new rule set. The
+ * observer still hears of every decision, in file order as ever.
  */
 final class CelRuleset implements PolicyRules.Ruleset {
     /**
-     * Outcomes kept at most; a full memo starts over. Twice the bench's 64 × 64 pairs; an
-     * entry holds one decision's facts (about 1 KB with groups of 128), so at most ~10 MB.
+     * Keys kept at most; a full memo starts over. Twice the bench's 64 × 64 pairs; an entry
+     * holds one decision's facts (about 1 KB with groups of 128), so at most ~10 MB.
      */
     static final int MEMO_LIMIT = 8192;
 
@@ -44,17 +45,10 @@ final class CelRuleset implements PolicyRules.Ruleset {
         }
     }
 
-    /** What the rules of one effect gave: the rule that matched, if any, and those that failed on the way. */
-    private record Outcome(PolicyRules.Effect effect, Optional<PolicyRules.Match> match, List<String> failed) {
-        Optional<PolicyRules.Match> toldTo(Observer observer) {
-            failed.forEach(observer::failed);
-            match.ifPresent(m -> observer.matched(effect, m.rule()));
-            return match;
-        }
-    }
-
-    /** An outcome's key: the effect asked for and the value of each fact the rules read, in {@link #reads} order. */
-    private record Key(PolicyRules.Effect effect, List<Object> facts) {
+    /** What one rule gave for one input: whether it holds, or why it could not be evaluated. */
+    private record Result(boolean holds, Optional<String> error) {
+        static final Result HOLDS = new Result(true, Optional.empty());
+        static final Result DOES_NOT_HOLD = new Result(false, Optional.empty());
     }
 
     /** Hears of each rule that decided (a match is always decisive where it is asked for) and each that failed. */
@@ -77,27 +71,39 @@ final class CelRuleset implements PolicyRules.Ruleset {
     private final String version;
     private final List<CompiledRule> rules;
     private final Observer observer;
-    /** The facts any rule reads, in a fixed order. */
+    /** Whether each rule's result can be kept for other sends: it reads nothing of the message itself. */
+    private final boolean[] keepable;
+    /** The facts the keepable rules read, in a fixed order: what a key holds. */
     private final SendFact[] reads;
-    /** Shared with the {@link #observed} views of these rules: outcomes do not depend on who hears of them. */
-    private final Map<Key, Outcome> outcomes;
+    /**
+     * Keepable rules' results by the values of {@link #reads}, indexed as {@link #rules}; a
+     * slot is filled when a decision first needs it (racing fills write equal results).
+     * Shared with the {@link #observed} views: results do not depend on who hears of them.
+     */
+    private final Map<List<Object>, Result[]> kept;
 
     CelRuleset(String version, List<CompiledRule> rules) {
         this(version, rules, Observer.NONE, new ConcurrentHashMap<>());
     }
 
-    private CelRuleset(String version, List<CompiledRule> rules, Observer observer, Map<Key, Outcome> outcomes) {
+    private CelRuleset(String version, List<CompiledRule> rules, Observer observer, Map<List<Object>, Result[]> kept) {
         this.version = version;
         this.rules = List.copyOf(rules);
         this.observer = observer;
+        this.keepable = new boolean[rules.size()];
         Set<SendFact> read = EnumSet.noneOf(SendFact.class);
-        rules.forEach(r -> read.addAll(r.reads()));
+        for (int i = 0; i < rules.size(); i++) {
+            keepable[i] = rules.get(i).reads().stream().noneMatch(SendFact::perMessage);
+            if (keepable[i]) {
+                read.addAll(rules.get(i).reads());
+            }
+        }
         this.reads = read.toArray(SendFact[]::new);
-        this.outcomes = outcomes;
+        this.kept = kept;
     }
 
     CelRuleset observed(Observer newObserver) {
-        return new CelRuleset(version, rules, newObserver, outcomes);
+        return new CelRuleset(version, rules, newObserver, kept);
     }
 
     @Override
@@ -121,50 +127,64 @@ final class CelRuleset implements PolicyRules.Ruleset {
         for (int i = 0; i < reads.length; i++) {
             facts[i] = reads[i].of(input);
         }
-        Key key = new Key(effect, Arrays.asList(facts));
-        Outcome outcome = outcomes.get(key);
-        if (outcome == null) {
-            outcome = evaluate(effect, new SendVariables(input));
-            if (outcomes.size() >= MEMO_LIMIT) {
-                outcomes.clear();
+        List<Object> key = Arrays.asList(facts);
+        Result[] results = kept.get(key);
+        if (results == null) {
+            if (kept.size() >= MEMO_LIMIT) {
+                kept.clear();
             }
-            outcomes.put(key, outcome);
+            results = kept.computeIfAbsent(key, k -> new Result[rules.size()]);
         }
-        return outcome.toldTo(observer);
+        return first(effect, new SendVariables(input), results);
     }
 
     /** As {@link #first(PolicyRules.Effect, RuleInput)}, over the variables a rule set's environment declares. */
     Optional<PolicyRules.Match> first(PolicyRules.Effect effect, CelVariableResolver variables) {
-        return evaluate(effect, variables).toldTo(observer);
+        return first(effect, variables, new Result[rules.size()]);
     }
 
-    private Outcome evaluate(PolicyRules.Effect effect, CelVariableResolver variables) {
-        List<String> failed = new ArrayList<>(0);
-        for (CompiledRule rule : rules) {
+    /** The first rule that holds, taking keepable rules' results from {@code results} or filling them in. */
+    private Optional<PolicyRules.Match> first(PolicyRules.Effect effect, CelVariableResolver variables, Result[] results) {
+        for (int i = 0; i < rules.size(); i++) {
+            CompiledRule rule = rules.get(i);
             if (rule.effect() != effect) {
                 continue;
             }
-            Optional<String> error;
-            try {
-                if (!Boolean.TRUE.equals(rule.program().eval(variables))) {
-                    continue;
+            Result result;
+            if (keepable[i]) {
+                result = results[i];
+                if (result == null) {
+                    result = evaluate(rule, variables);
+                    results[i] = result;
                 }
-                error = Optional.empty();
-            } catch (CelEvaluationException | RuntimeException e) {
-                failed.add(rule.name());
+            } else {
+                result = evaluate(rule, variables);
+            }
+            if (result.error().isPresent()) {
+                observer.failed(rule.name());
                 if (effect != PolicyRules.Effect.DENY) {
                     continue;
                 }
-                error = Optional.of(String.valueOf(e.getMessage()));
+            } else if (!result.holds()) {
+                continue;
             }
-            return new Outcome(effect, Optional.of(new PolicyRules.Match(rule.name(), error)), List.copyOf(failed));
+            observer.matched(effect, rule.name());
+            return Optional.of(new PolicyRules.Match(rule.name(), result.error()));
         }
-        return new Outcome(effect, Optional.empty(), List.copyOf(failed));
+        return Optional.empty();
     }
 
-    /** How many outcomes are kept now (for tests). */
+    private static Result evaluate(CompiledRule rule, CelVariableResolver variables) {
+        try {
+            return Boolean.TRUE.equals(rule.program().eval(variables)) ? Result.HOLDS : Result.DOES_NOT_HOLD;
+        } catch (CelEvaluationException | RuntimeException e) {
+            return new Result(false, Optional.of(String.valueOf(e.getMessage())));
+        }
+    }
+
+    /** How many keys are kept now (for tests). */
     int remembered() {
-        return outcomes.size();
+        return kept.size();
     }
 
     /** Variables from a map that is built when a rule first reads one, once for all the rules. */

@@ -40,6 +40,14 @@ enum SendFact {
         this.value = value;
     }
 
+    /**
+     * Whether the fact belongs to the message itself and so differs from send to send (a
+     * text's size, meta that carries ids) rather than to who talks to whom about what.
+     */
+    boolean perMessage() {
+        return this == ENVELOPE_TEXT_SIZE || this == ENVELOPE_META;
+    }
+
     /** This fact of {@code input}: a string, a long, a map or a list, all compared by value. */
     Object of(RuleInput input) {
         return value.apply(input);

@@ -98,7 +98,8 @@ class RuleOutcomeReuseTest {
                 assertEquals(Optional.empty(), rules.first(Effect.DENY, PLAIN), "after " + rule);
             }
         }
-        assertEquals(1 + RULE_PER_FACT.size(), rules.remembered());
+        // the text's size and meta are read at every send: sends differing only in them share a key
+        assertEquals(1 + RULE_PER_FACT.size() - 2, rules.remembered());
     }
 
     @Test
@@ -116,6 +117,23 @@ class RuleOutcomeReuseTest {
 
         RuleInput secret = new RuleInput(SENDER, TARGET, new EnvelopeFacts("secret", 10, Map.of(), ""));
         assertEquals(Optional.empty(), rules.first(Effect.DENY, secret), "the target is not an agent");
+        assertEquals(2, rules.remembered());
+    }
+
+    @Test
+    void rulesReadingTheMessageItselfDecideEverySendAndTheOthersAreStillKept() throws Exception {
+        CelRuleset rules = compile(List.of(deny("large", "envelope.textSize > 100 && sender.labels['role'] == 'coder'"),
+                deny("traced", "'trace' in envelope.meta"), deny("to-gold", "target.labels['tier'] == 'gold'")));
+        for (long size : new long[] {10, 101, 10, 5000}) {
+            RuleInput input = new RuleInput(SENDER, TARGET, new EnvelopeFacts("chat", size, Map.of(), ""));
+            assertEquals(size > 100 ? Optional.of("large") : Optional.empty(),
+                    rules.first(Effect.DENY, input).map(PolicyRules.Match::rule), "size " + size);
+        }
+        RuleInput traced = new RuleInput(SENDER, TARGET, new EnvelopeFacts("chat", 10, Map.of("trace", "t-1"), ""));
+        assertEquals("traced", rules.first(Effect.DENY, traced).orElseThrow().rule());
+        assertEquals(1, rules.remembered(), "one key: the target's labels, all the kept rule reads");
+        RuleInput gold = new RuleInput(SENDER, new Party("t2", "agent", Map.of("tier", "gold"), "", List.of()), ENVELOPE);
+        assertEquals("to-gold", rules.first(Effect.DENY, gold).orElseThrow().rule());
         assertEquals(2, rules.remembered());
     }
 
@@ -145,14 +163,14 @@ class RuleOutcomeReuseTest {
         for (int i = 0; i < heard.size(); i += 3) {
             assertEquals(List.of("failed missing-key", "deny missing-key", "allow pro-targets"), heard.subList(i, i + 3));
         }
-        assertEquals(2, rules.remembered());
+        assertEquals(1, rules.remembered(), "both effects' rules under one key");
     }
 
     @Test
     void theKeptOutcomesAreBounded() throws Exception {
-        CelRuleset rules = compile(List.of(deny("big", "envelope.textSize > 1000000")));
-        for (int size = 0; size <= CelRuleset.MEMO_LIMIT; size++) {
-            rules.first(Effect.DENY, new RuleInput(SENDER, TARGET, new EnvelopeFacts("chat", size, Map.of(), "")));
+        CelRuleset rules = compile(List.of(deny("kinds", "envelope.kind == 'bad'")));
+        for (int i = 0; i <= CelRuleset.MEMO_LIMIT; i++) {
+            rules.first(Effect.DENY, new RuleInput(SENDER, TARGET, new EnvelopeFacts("kind-" + i, 10, Map.of(), "")));
         }
         assertTrue(rules.remembered() <= CelRuleset.MEMO_LIMIT, "kept " + rules.remembered());
         assertEquals(Optional.empty(), rules.first(Effect.DENY, PLAIN));
