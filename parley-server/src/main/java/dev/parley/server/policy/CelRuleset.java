@@ -9,6 +9,7 @@ import dev.cel.runtime.CelVariableResolver;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.RuleInput;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
@@ -23,18 +24,19 @@ import java.util.function.Supplier;
  * are thread-safe, so one rule set serves every request until a reload replaces it whole.
  * {@link #observed(Observer)} gives the same rules reporting what they decide (for metrics).
  * <p>
- * A rule's result for a send is kept by the facts the rules read ({@link SendFact}) and
- * reused for every later send with the same facts: the same sender and target, envelopes of
- * the same kind and topic. Rules that read a fact of the message itself (its text's size,
- * its meta) are evaluated at every send instead, so that varying messages do not spoil what
- * is kept. Nothing needs invalidating: a relabelled node, a changed group or another
- * envelope brings other facts, so another key, and a new policy is a new rule set. The
- * observer still hears of every decision, in file order as ever.
+ * CEL is pure: a rule gives the same result for the same values of the facts it reads
+ * ({@link SendFact}). So a send's outcome is kept by every fact the rules read, for the next
+ * send alike in all of them; and, for sends that differ only in their message (a text of
+ * another size, other meta), each rule that reads neither keeps its result by the facts
+ * such rules read, so that only the rules about the message are evaluated again. Nothing
+ * needs invalidating: a relabelled node, a changed group or another envelope brings other
+ * facts, so another key, and a new policy is a new rule set. The observer still hears of
+ * every decision, in file order as ever.
  */
 final class CelRuleset implements PolicyRules.Ruleset {
     /**
-     * Keys kept at most; a full memo starts over. Twice the bench's 64 × 64 pairs; an entry
-     * holds one decision's facts (about 1 KB with groups of 128), so at most ~10 MB.
+     * Keys kept at most in each memo; a full memo starts over. Twice the bench's 64 × 64
+     * pairs; a key refers to the facts of one decision, groups shared with the graph.
      */
     static final int MEMO_LIMIT = 8192;
 
@@ -49,6 +51,15 @@ final class CelRuleset implements PolicyRules.Ruleset {
     private record Result(boolean holds, Optional<String> error) {
         static final Result HOLDS = new Result(true, Optional.empty());
         static final Result DOES_NOT_HOLD = new Result(false, Optional.empty());
+    }
+
+    /** What the rules of one effect gave: the rule that matched, if any, and those that failed on the way. */
+    private record Outcome(PolicyRules.Effect effect, Optional<PolicyRules.Match> match, List<String> failed) {
+        Optional<PolicyRules.Match> toldTo(Observer observer) {
+            failed.forEach(observer::failed);
+            match.ifPresent(m -> observer.matched(effect, m.rule()));
+            return match;
+        }
     }
 
     /** Hears of each rule that decided (a match is always decisive where it is asked for) and each that failed. */
@@ -68,42 +79,52 @@ final class CelRuleset implements PolicyRules.Ruleset {
         void failed(String rule);
     }
 
+    /** The two memos, shared with the {@link #observed} views: what is kept does not depend on who hears of it. */
+    private record Memos(Map<List<Object>, Outcome> outcomes, Map<List<Object>, Result[]> results) {
+    }
+
     private final String version;
     private final List<CompiledRule> rules;
     private final Observer observer;
-    /** Whether each rule's result can be kept for other sends: it reads nothing of the message itself. */
-    private final boolean[] keepable;
-    /** The facts the keepable rules read, in a fixed order: what a key holds. */
+    /** Every fact any rule reads, in a fixed order: an outcome's key, with the effect. */
     private final SendFact[] reads;
+    /** Whether each rule reads nothing of the message itself, so that its result can be kept. */
+    private final boolean[] keepable;
+    /** The facts the keepable rules read, in a fixed order: the key of their results. */
+    private final SendFact[] keepableReads;
     /**
-     * Keepable rules' results by the values of {@link #reads}, indexed as {@link #rules}; a
-     * slot is filled when a decision first needs it (racing fills write equal results).
-     * Shared with the {@link #observed} views: results do not depend on who hears of them.
+     * Outcomes by {@link #reads} and effect; keepable rules' results by {@link #keepableReads},
+     * indexed as {@link #rules}, a slot filled when a decision first needs it (racing fills
+     * write equal results).
      */
-    private final Map<List<Object>, Result[]> kept;
+    private final Memos memos;
 
     CelRuleset(String version, List<CompiledRule> rules) {
-        this(version, rules, Observer.NONE, new ConcurrentHashMap<>());
+        this(version, rules, Observer.NONE, new Memos(new ConcurrentHashMap<>(), new ConcurrentHashMap<>()));
     }
 
-    private CelRuleset(String version, List<CompiledRule> rules, Observer observer, Map<List<Object>, Result[]> kept) {
+    private CelRuleset(String version, List<CompiledRule> rules, Observer observer, Memos memos) {
         this.version = version;
         this.rules = List.copyOf(rules);
         this.observer = observer;
         this.keepable = new boolean[rules.size()];
-        Set<SendFact> read = EnumSet.noneOf(SendFact.class);
+        Set<SendFact> all = EnumSet.noneOf(SendFact.class);
+        Set<SendFact> ofKeepable = EnumSet.noneOf(SendFact.class);
         for (int i = 0; i < rules.size(); i++) {
-            keepable[i] = rules.get(i).reads().stream().noneMatch(SendFact::perMessage);
+            Set<SendFact> read = rules.get(i).reads();
+            all.addAll(read);
+            keepable[i] = read.stream().noneMatch(SendFact::perMessage);
             if (keepable[i]) {
-                read.addAll(rules.get(i).reads());
+                ofKeepable.addAll(read);
             }
         }
-        this.reads = read.toArray(SendFact[]::new);
-        this.kept = kept;
+        this.reads = all.toArray(SendFact[]::new);
+        this.keepableReads = ofKeepable.toArray(SendFact[]::new);
+        this.memos = memos;
     }
 
     CelRuleset observed(Observer newObserver) {
-        return new CelRuleset(version, rules, newObserver, kept);
+        return new CelRuleset(version, rules, newObserver, memos);
     }
 
     @Override
@@ -123,55 +144,53 @@ final class CelRuleset implements PolicyRules.Ruleset {
      */
     @Override
     public Optional<PolicyRules.Match> first(PolicyRules.Effect effect, RuleInput input) {
-        Object[] facts = new Object[reads.length];
-        for (int i = 0; i < reads.length; i++) {
-            facts[i] = reads[i].of(input);
-        }
-        List<Object> key = Arrays.asList(facts);
-        Result[] results = kept.get(key);
-        if (results == null) {
-            if (kept.size() >= MEMO_LIMIT) {
-                kept.clear();
+        List<Object> key = key(reads, input, effect);
+        Outcome outcome = memos.outcomes().get(key);
+        if (outcome == null) {
+            List<Object> keepableKey = key(keepableReads, input, null);
+            Result[] results = memos.results().get(keepableKey);
+            if (results == null) {
+                results = new Result[rules.size()];
+                room(memos.results()).put(keepableKey, results);
             }
-            results = kept.computeIfAbsent(key, k -> new Result[rules.size()]);
+            outcome = first(effect, new SendVariables(input), results);
+            room(memos.outcomes()).put(key, outcome);
         }
-        return first(effect, new SendVariables(input), results);
+        return outcome.toldTo(observer);
     }
 
     /** As {@link #first(PolicyRules.Effect, RuleInput)}, over the variables a rule set's environment declares. */
     Optional<PolicyRules.Match> first(PolicyRules.Effect effect, CelVariableResolver variables) {
-        return first(effect, variables, new Result[rules.size()]);
+        return first(effect, variables, new Result[rules.size()]).toldTo(observer);
     }
 
     /** The first rule that holds, taking keepable rules' results from {@code results} or filling them in. */
-    private Optional<PolicyRules.Match> first(PolicyRules.Effect effect, CelVariableResolver variables, Result[] results) {
+    private Outcome first(PolicyRules.Effect effect, CelVariableResolver variables, Result[] results) {
+        List<String> failed = new ArrayList<>(0);
         for (int i = 0; i < rules.size(); i++) {
             CompiledRule rule = rules.get(i);
             if (rule.effect() != effect) {
                 continue;
             }
-            Result result;
-            if (keepable[i]) {
-                result = results[i];
-                if (result == null) {
-                    result = evaluate(rule, variables);
+            Result result = keepable[i] ? results[i] : null;
+            if (result == null) {
+                result = evaluate(rule, variables);
+                if (keepable[i]) {
                     results[i] = result;
                 }
-            } else {
-                result = evaluate(rule, variables);
             }
             if (result.error().isPresent()) {
-                observer.failed(rule.name());
+                failed.add(rule.name());
                 if (effect != PolicyRules.Effect.DENY) {
                     continue;
                 }
             } else if (!result.holds()) {
                 continue;
             }
-            observer.matched(effect, rule.name());
-            return Optional.of(new PolicyRules.Match(rule.name(), result.error()));
+            return new Outcome(effect, Optional.of(new PolicyRules.Match(rule.name(), result.error())),
+                    List.copyOf(failed));
         }
-        return Optional.empty();
+        return new Outcome(effect, Optional.empty(), List.copyOf(failed));
     }
 
     private static Result evaluate(CompiledRule rule, CelVariableResolver variables) {
@@ -182,9 +201,27 @@ final class CelRuleset implements PolicyRules.Ruleset {
         }
     }
 
-    /** How many keys are kept now (for tests). */
-    int remembered() {
-        return kept.size();
+    /** The values of {@code facts} in {@code input}, and {@code effect} when given: compared by value. */
+    private static List<Object> key(SendFact[] facts, RuleInput input, PolicyRules.Effect effect) {
+        Object[] values = new Object[facts.length + 1];
+        for (int i = 0; i < facts.length; i++) {
+            values[i] = facts[i].of(input);
+        }
+        values[facts.length] = effect;
+        return Arrays.asList(values);
+    }
+
+    /** {@code memo}, emptied first when full. */
+    private static <V> Map<List<Object>, V> room(Map<List<Object>, V> memo) {
+        if (memo.size() >= MEMO_LIMIT) {
+            memo.clear();
+        }
+        return memo;
+    }
+
+    /** How many keys each memo holds now, outcomes then rule results (for tests). */
+    List<Integer> remembered() {
+        return List.of(memos.outcomes().size(), memos.results().size());
     }
 
     /** Variables from a map that is built when a rule first reads one, once for all the rules. */
