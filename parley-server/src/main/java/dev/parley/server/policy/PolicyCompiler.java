@@ -147,7 +147,11 @@ public final class PolicyCompiler {
     /** Rules' regular expressions, compiled once and kept across evaluations (and reloads). */
     private static final Re2Patterns RULE_PATTERNS = new Re2Patterns();
 
-    /** What both sections' rules may use: the standard library, optionals, bounded comprehensions. */
+    /**
+     * What both sections' rules may use: the standard library, optionals, bounded comprehensions.
+     * Every function must be pure (no clock, no randomness): CelRuleset reuses a rule's result
+     * for every send with the same facts.
+     */
     private static CelBuilder environment() {
         CelOptions options = CelOptions.current()
                 .enableOptionalSyntax(true)
