@@ -1,5 +1,7 @@
 package dev.parley.server.policy;
 
+import com.google.protobuf.Descriptors;
+
 import dev.cel.bundle.CelFactory;
 import dev.cel.common.types.StructTypeReference;
 import dev.parley.core.PolicyRules;
@@ -182,17 +184,42 @@ class RuleOutcomeReuseTest {
         return all;
     }
 
+    /** The variables of rules over sends, as the policy compiler declares them. */
+    private static final Map<String, Descriptors.Descriptor> SEND_VARIABLES = Map.of(
+            "sender", PolicyCompiler.NODE, "target", PolicyCompiler.NODE, "envelope", PolicyCompiler.ENVELOPE);
+
+    private static final dev.cel.bundle.Cel CEL = CelFactory.standardCelBuilder()
+            .setOptions(dev.cel.common.CelOptions.current().enableOptionalSyntax(true).build())
+            .setStandardMacros(dev.cel.parser.CelStandardMacro.STANDARD_MACROS)
+            .addCompilerLibraries(dev.cel.extensions.CelOptionalLibrary.INSTANCE)
+            .addMessageTypes(PolicyCompiler.NODE, PolicyCompiler.ENVELOPE)
+            .addVar("sender", StructTypeReference.create(PolicyCompiler.NODE.getFullName()))
+            .addVar("target", StructTypeReference.create(PolicyCompiler.NODE.getFullName()))
+            .addVar("envelope", StructTypeReference.create(PolicyCompiler.ENVELOPE.getFullName()))
+            .build();
+
+    /**
+     * Every field a rule can read is a fact of its own: a field added to the rules' messages
+     * without a {@link SendFact} would be read by rules yet missing from the keys of kept
+     * outcomes, and a kept outcome would then answer for a send that differs in it.
+     */
+    @Test
+    void everyFieldOfTheRulesVariablesIsAFactOfItsOwn() throws Exception {
+        Set<SendFact> all = EnumSet.noneOf(SendFact.class);
+        for (var variable : SEND_VARIABLES.entrySet()) {
+            for (Descriptors.FieldDescriptor field : variable.getValue().getFields()) {
+                String when = "has(" + variable.getKey() + "." + field.getName() + ")";
+                Set<SendFact> reads = SendFact.readBy(CEL.compile(when).getAst());
+                assertEquals(1, reads.size(), when + " reads " + reads);
+                all.addAll(reads);
+            }
+        }
+        assertEquals(EnumSet.allOf(SendFact.class), all);
+    }
+
     @Test
     void aRuleReadsTheFieldsItNamesOrTheWholeVariableItUsesOtherwise() {
-        var cel = CelFactory.standardCelBuilder()
-                .setOptions(dev.cel.common.CelOptions.current().enableOptionalSyntax(true).build())
-                .setStandardMacros(dev.cel.parser.CelStandardMacro.STANDARD_MACROS)
-                .addCompilerLibraries(dev.cel.extensions.CelOptionalLibrary.INSTANCE)
-                .addMessageTypes(PolicyCompiler.NODE, PolicyCompiler.ENVELOPE)
-                .addVar("sender", StructTypeReference.create(PolicyCompiler.NODE.getFullName()))
-                .addVar("target", StructTypeReference.create(PolicyCompiler.NODE.getFullName()))
-                .addVar("envelope", StructTypeReference.create(PolicyCompiler.ENVELOPE.getFullName()))
-                .build();
+        var cel = CEL;
         Map<String, Set<SendFact>> expected = Map.of(
                 "sender.labels['a'] == 'x'", EnumSet.of(SendFact.SENDER_LABELS),
                 "has(target.labels) && envelope.textSize > 1", EnumSet.of(SendFact.TARGET_LABELS,
