@@ -8,6 +8,7 @@ import dev.parley.server.wire.Json;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -155,7 +156,7 @@ public final class Courier implements AutoCloseable {
         if (left <= 0) {
             throw new IOException(noAnswer());
         }
-        PushConnection fresh = PushConnection.open(endpoint, (int) Math.min(Integer.MAX_VALUE, left));
+        PushConnection fresh = PushConnection.open(endpoint, (int) Math.min(Integer.MAX_VALUE, left), deadline::opening);
         try {
             return deadline.use(fresh).post(head, body);
         } catch (IOException | RuntimeException e) {
@@ -220,6 +221,8 @@ public final class Courier implements AutoCloseable {
         private final AtomicBoolean over = new AtomicBoolean();
         private volatile boolean expired;
         volatile PushConnection connection;
+        /** The socket of a connection being opened (connect, TLS handshake): closed when the deadline fires. */
+        private volatile Socket opening;
 
         Deadline(long atNanos) {
             this.atNanos = atNanos;
@@ -232,6 +235,25 @@ public final class Courier implements AutoCloseable {
                 PushConnection c = connection;
                 if (c != null) {
                     c.abort();
+                }
+                closeQuietly(opening);
+            }
+        }
+
+        /** Takes the socket of a connection being opened; if the deadline has passed meanwhile, closes it. */
+        void opening(Socket socket) {
+            opening = socket;
+            if (expired) {
+                closeQuietly(socket);
+            }
+        }
+
+        private static void closeQuietly(Socket socket) {
+            if (socket != null) {
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // closing is all the deadline does; the push sees its socket closed
                 }
             }
         }

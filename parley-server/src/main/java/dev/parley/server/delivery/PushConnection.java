@@ -10,6 +10,7 @@ import java.net.Proxy;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
@@ -90,9 +91,14 @@ final class PushConnection {
         this.out = new BufferedOutputStream(socket.getOutputStream(), 8 * 1024);
     }
 
-    /** Connects (and for https shakes hands), each step bounded by {@code timeoutMillis}. */
-    static PushConnection open(Endpoint endpoint, int timeoutMillis) throws IOException {
+    /**
+     * Connects (and for https shakes hands), each step bounded by {@code timeoutMillis}. The TCP
+     * socket goes to {@code opening} first, so that the push's deadline can close it under a
+     * handshake whose every read comes just in time.
+     */
+    static PushConnection open(Endpoint endpoint, int timeoutMillis, Consumer<Socket> opening) throws IOException {
         Socket plain = new Socket(Proxy.NO_PROXY); // as the JDK client: no SOCKS proxy from system properties
+        opening.accept(plain);
         try {
             plain.setTcpNoDelay(true);
             // the push's deadline closes a connection only once it is open: until then (a TLS

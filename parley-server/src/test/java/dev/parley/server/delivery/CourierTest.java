@@ -25,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -172,6 +173,34 @@ class CourierTest {
             long start = System.nanoTime();
             assertEquals(new Courier.Outcome.Refused("no answer within 300 ms"),
                     courier.push(endpoint.webhook(), envelope("e1")));
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(tookMs >= 290 && tookMs < 5_000, "gave up after " + tookMs + " ms");
+        }
+    }
+
+    @Test
+    void aTlsHandshakeThatTricklesIsGivenUpAtTheDeadline() throws Exception {
+        // Announces a 16 KiB handshake record, then sends one byte of it every 50 ms: every read
+        // of the handshake is answered in time, so only the push's deadline can end it.
+        try (Courier courier = new Courier(Duration.ofMillis(300));
+             ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread.ofVirtual().start(() -> {
+                try (Socket s = server.accept(); OutputStream out = s.getOutputStream()) {
+                    out.write(new byte[] {0x16, 0x03, 0x03, 0x40, 0x00});
+                    for (int i = 0; i < 0x4000; i++) {
+                        out.write(0x02);
+                        out.flush();
+                        Thread.sleep(50); // the endpoint's pace, which the courier must not wait out
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // the courier closed the connection, or the test ended
+                }
+            });
+            Webhook webhook = Webhook.of("https://127.0.0.1:" + server.getLocalPort() + "/hook", SECRET);
+            long start = System.nanoTime();
+            // preemptive: a handshake the deadline does not end holds the pushing thread for 14 minutes
+            assertEquals(new Courier.Outcome.Refused("no answer within 300 ms"),
+                    assertTimeoutPreemptively(Duration.ofSeconds(30), () -> courier.push(webhook, envelope("e1"))));
             long tookMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(tookMs >= 290 && tookMs < 5_000, "gave up after " + tookMs + " ms");
         }
