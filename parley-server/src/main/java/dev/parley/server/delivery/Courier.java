@@ -54,7 +54,7 @@ public final class Courier implements AutoCloseable {
     private final Duration timeout;
     private final Map<String, WebhookSignature.Signer> signers = new ConcurrentHashMap<>();
     private final List<PushForm> forms = new CopyOnWriteArrayList<>();
-    private final Map<PushConnection.Endpoint, BlockingDeque<PushConnection>> idle = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<PushConnection.Endpoint, BlockingDeque<PushConnection>> idle = new ConcurrentHashMap<>();
     /** Fires the deadlines of pushes, and now and then closes connections idle too long. */
     private final ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1,
             Thread.ofPlatform().name("parley-push-deadlines").daemon(true).factory());
@@ -188,24 +188,43 @@ public final class Courier implements AutoCloseable {
         return null;
     }
 
+    /** Keeps {@code connection} for the next push to {@code endpoint}, in the same step as {@link #closeIdle}'s removal of an empty deque. */
     private void keep(PushConnection.Endpoint endpoint, PushConnection connection) {
         connection.idleSince(System.nanoTime());
-        if (!idle.computeIfAbsent(endpoint, e -> new LinkedBlockingDeque<>(KEPT_PER_ENDPOINT)).offerFirst(connection)) {
-            connection.abort();
-        }
+        idle.compute(endpoint, (e, kept) -> {
+            BlockingDeque<PushConnection> deque = kept != null ? kept : new LinkedBlockingDeque<>(KEPT_PER_ENDPOINT);
+            if (!deque.offerFirst(connection)) {
+                connection.abort();
+            }
+            return deque;
+        });
     }
 
-    /** Closes connections idle too long (the oldest are at the tail of each endpoint's deque). */
+    /**
+     * Closes connections idle too long (the oldest are at the tail of each endpoint's deque),
+     * and forgets endpoints with none left: a hub that pushed to many endpoints once keeps no
+     * entry for each.
+     */
     private void closeIdle() {
         long now = System.nanoTime();
-        for (BlockingDeque<PushConnection> kept : idle.values()) {
+        for (PushConnection.Endpoint endpoint : idle.keySet()) {
+            BlockingDeque<PushConnection> kept = idle.get(endpoint);
+            if (kept == null) {
+                continue;
+            }
             for (PushConnection c = kept.peekLast(); c != null && now - c.idleSinceNanos() >= KEEP_IDLE_NANOS;
                  c = kept.peekLast()) {
                 if (kept.removeLastOccurrence(c)) {
                     c.abort();
                 }
             }
+            idle.computeIfPresent(endpoint, (e, deque) -> deque.isEmpty() ? null : deque);
         }
+    }
+
+    /** How many endpoints have a deque of idle connections (for tests). */
+    int endpointsKept() {
+        return idle.size();
     }
 
     private String noAnswer() {

@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -203,6 +204,21 @@ class CourierTest {
                     assertTimeoutPreemptively(Duration.ofSeconds(30), () -> courier.push(webhook, envelope("e1"))));
             long tookMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(tookMs >= 290 && tookMs < 5_000, "gave up after " + tookMs + " ms");
+        }
+    }
+
+    @Test
+    void anEndpointWithNoConnectionLeftIsForgotten() throws Exception {
+        // keeps the first connection, closes it after the second push: nothing is left to keep
+        try (Courier courier = new Courier(Duration.ofSeconds(10));
+             Endpoint endpoint = new Endpoint((out, n, request) -> {
+                 write(out, n == 1 ? "HTTP/1.1 204 No Content\r\n\r\n" : "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+                 return n == 1;
+             })) {
+            assertEquals(new Courier.Outcome.Delivered(204), courier.push(endpoint.webhook(), envelope("e1")));
+            assertEquals(1, courier.endpointsKept(), "the connection is kept for the next push");
+            assertEquals(new Courier.Outcome.Delivered(204), courier.push(endpoint.webhook(), envelope("e2")));
+            await().atMost(Duration.ofSeconds(30)).until(() -> courier.endpointsKept() == 0); // the 5 s sweep
         }
     }
 
