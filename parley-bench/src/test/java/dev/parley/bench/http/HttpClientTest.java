@@ -102,11 +102,11 @@ class HttpClientTest {
         assertTrue(heads.get(1).startsWith("POST /two HTTP/1.1\r\n"), heads.get(1));
     }
 
-    /** A chunked stream whose lines end with LF, CR LF and CR, cut into chunks mid-line. */
+    /** A chunked stream whose lines end with LF, CR LF and CR, cut into chunks mid-line and between CR and LF. */
     private static final String STREAM = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
             + "Transfer-Encoding: chunked\r\n\r\n"
             + chunk(": parley ready\n\nid: 1\nevent: envelope\ndata: {\"id\":\"e1\"}\n\n")
-            + chunk("id: 2\r\ndata: first line\r\ndata: sec") + chunk("ond line\r\n\r\n")
+            + chunk("id: 2\r\ndata: first line\r") + chunk("\ndata: sec") + chunk("ond line\r\n\r\n")
             + chunk("id: x3\rdata: no number\r\r") + chunk(": heartbeat\n\n") + "0\r\n\r\n";
 
     private static String chunk(String s) {
