@@ -18,6 +18,12 @@ import java.util.List;
 public record ParleyServe(String mainClass, String classPath, List<String> javaOptions) {
     /** The JVM options of {@code parley serve}, next to its entry point's class; ./parley passes the same file. */
     static final String JAVA_OPTIONS = "serve-jvm.options";
+    /**
+     * protobuf (under CEL) reads memory through sun.misc.Unsafe, which JDK 24 and later warn
+     * about at start, to the hub's operator, who can do nothing about it; JDK 21-22 reject the
+     * option, so it cannot be in {@value #JAVA_OPTIONS}.
+     */
+    static final String UNSAFE_ALLOWED = "--sun-misc-unsafe-memory-access=allow";
 
     public ParleyServe {
         javaOptions = List.copyOf(javaOptions);
@@ -31,13 +37,16 @@ public record ParleyServe(String mainClass, String classPath, List<String> javaO
         return new ParleyServe(main.getName(), System.getProperty("java.class.path"), javaOptions(main));
     }
 
-    /** {@code java --enable-native-access=ALL-UNNAMED <javaOptions> <jvmArgs> -cp <class path> <main> serve <serveArgs>}. */
+    /** {@code java --enable-native-access=ALL-UNNAMED [--sun-misc-unsafe-memory-access=allow] <javaOptions> <jvmArgs> -cp <class path> <main> serve <serveArgs>}. */
     List<String> commandLine(List<String> jvmArgs, List<String> serveArgs) {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
         cmd.add("--enable-native-access=ALL-UNNAMED");
+        if (Runtime.version().feature() >= 24) {
+            cmd.add(UNSAFE_ALLOWED); // as ./parley adds it, and for the same reason
+        }
         cmd.addAll(javaOptions);
         cmd.addAll(jvmArgs); // after the defaults: the JVM takes the last of an option given twice
         cmd.addAll(List.of("-cp", classPath, mainClass, "serve"));

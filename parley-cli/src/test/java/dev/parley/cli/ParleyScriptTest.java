@@ -36,6 +36,7 @@ import java.util.stream.Stream;
 import static dev.parley.cli.CliRun.addNode;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -168,6 +169,12 @@ class ParleyScriptTest {
             String jvmArgs = jcmd(serve.pid(), "VM.command_line").lines().filter(l -> l.startsWith("jvm_args:"))
                     .findFirst().orElse("");
             assertTrue(jvmArgs.contains(String.join(" ", expected)), () -> "expected " + expected + " in " + jvmArgs);
+            // protobuf's use of sun.misc.Unsafe is allowed without a warning on JDK 24+ (21-23 do not warn);
+            // the JVM warns when the hub starts, before it says it listens
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(dir.resolve("served.log"))
+                    .contains("parley hub listening"));
+            String log = Files.readString(dir.resolve("served.log"));
+            assertFalse(log.contains("sun.misc.Unsafe"), () -> "a JVM warning at the hub's start:\n" + log);
         } finally {
             serve.destroy();
             assertTrue(serve.waitFor(30, TimeUnit.SECONDS), "./parley serve did not stop on SIGTERM");
