@@ -49,8 +49,12 @@ public interface DeliveryStore {
     /** What waits for {@code node}'s webhook: counted over its undelivered envelopes, so it costs its backlog. */
     PushesWaiting pushesWaiting(NodeId node);
 
-    /** Scheduled work due at or before {@code now}, oldest first. */
-    List<Due> due(Instant now, int limit);
+    /**
+     * Scheduled work due at or before {@code now}, oldest first (ties by envelope id, then
+     * purpose); with {@code after}, only what comes after that entry in this order. Paging with
+     * it reaches every due entry, however many of the first are still being worked on.
+     */
+    List<Due> due(Instant now, Optional<Due> after, int limit);
 
     /** A push attempt that reached its webhook; an ack check follows when {@code redeliverAfter} is set. */
     record Pushed(Envelope envelope, Optional<Duration> redeliverAfter) {

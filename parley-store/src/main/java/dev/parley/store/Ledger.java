@@ -236,16 +236,21 @@ final class Ledger {
             throws SQLException {
         var insert = s.get("INSERT OR REPLACE INTO schedule (envelope_id, purpose, due_at, attempt) VALUES (?, ?, ?, ?)");
         insert.setString(1, envelopeId);
-        insert.setString(2, purpose.name().toLowerCase(java.util.Locale.ROOT));
+        insert.setString(2, purpose(purpose));
         insert.setLong(3, due.toEpochMilli());
         insert.setInt(4, attempt);
         insert.executeUpdate();
     }
 
+    /** A purpose as the schedule stores it. */
+    static String purpose(DeliveryStore.Purpose purpose) {
+        return purpose.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     static void unschedule(Statements s, String envelopeId, DeliveryStore.Purpose purpose) throws SQLException {
         var delete = s.get("DELETE FROM schedule WHERE envelope_id = ? AND purpose = ?");
         delete.setString(1, envelopeId);
-        delete.setString(2, purpose.name().toLowerCase(java.util.Locale.ROOT));
+        delete.setString(2, purpose(purpose));
         delete.executeUpdate();
     }
 

@@ -109,12 +109,18 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     @Override
-    public List<Due> due(Instant now, int limit) {
+    public List<Due> due(Instant now, Optional<Due> after, int limit) {
         return readers.read(s -> {
+            // a first page starts below every real entry: no due time is negative
             var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"
-                    + " JOIN envelopes e ON e.id = w.envelope_id WHERE w.due_at <= ? ORDER BY w.due_at LIMIT ?");
+                    + " JOIN envelopes e ON e.id = w.envelope_id WHERE w.due_at <= ?"
+                    + " AND (w.due_at, w.envelope_id, w.purpose) > (?, ?, ?)"
+                    + " ORDER BY w.due_at, w.envelope_id, w.purpose LIMIT ?");
             select.setLong(1, now.toEpochMilli());
-            select.setInt(2, limit);
+            select.setLong(2, after.map(d -> d.dueAt().toEpochMilli()).orElse(Long.MIN_VALUE));
+            select.setString(3, after.map(d -> d.envelope().id()).orElse(""));
+            select.setString(4, after.map(d -> Ledger.purpose(d.purpose())).orElse(""));
+            select.setInt(5, limit);
             List<Due> out = new ArrayList<>();
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {

@@ -4,7 +4,9 @@ import dev.parley.core.Appended;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.AuditQuery;
 import dev.parley.core.DeliveryEvent;
+import dev.parley.core.DeliveryPolicy;
 import dev.parley.core.DeliveryState;
+import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.Grant;
@@ -13,10 +15,13 @@ import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.ParleyException;
+import dev.parley.core.RetryPolicy;
 import dev.parley.core.Route;
+import dev.parley.core.Sealer;
 import dev.parley.core.Trace;
 import dev.parley.core.Transition;
 import dev.parley.core.UuidV7;
+import dev.parley.core.Webhook;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -162,6 +167,47 @@ class SqliteStoreTest {
         assertEquals(List.of(DeliveryState.ACCEPTED, DeliveryState.DELIVERED),
                 record.timeline().stream().map(t -> t.state()).toList());
         assertEquals(1, store.backlog());
+    }
+
+    /**
+     * Due work comes oldest first, ties broken by envelope id, then purpose; pages after an
+     * entry go on from it, so a scanner paging through reaches each entry exactly once.
+     */
+    @Test
+    void dueWorkIsPagedInOneOrderReachingEveryEntryOnce() {
+        open();
+        DeliveryStore deliveries = store.deliveries(new Sealer() { // sealing is not what this test is about
+            @Override
+            public String seal(String secret) {
+                return secret;
+            }
+
+            @Override
+            public String open(String sealed) {
+                return sealed;
+            }
+        });
+        deliveries.putPolicy(WORKER, new DeliveryPolicy(Optional.of(Webhook.of("http://127.0.0.1:9/hook",
+                "a-test-secret-of-some-length")), RetryPolicy.DEFAULT, Optional.empty()), audit());
+        for (int i = 0; i < 7; i++) { // each a push due at NOW; every other one a reply deadline at NOW too
+            store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(),
+                    i % 2 == 0 ? Optional.of(NOW) : Optional.empty());
+        }
+        List<DeliveryStore.Due> all = deliveries.due(NOW, Optional.empty(), 100);
+        assertEquals(11, all.size());
+        List<String> keys = all.stream().map(d -> d.envelope().id() + "/" + d.purpose()).toList();
+        assertEquals(keys.stream().sorted().toList(), keys, "one due time: by envelope id, then purpose");
+
+        List<DeliveryStore.Due> paged = new ArrayList<>();
+        List<DeliveryStore.Due> page;
+        Optional<DeliveryStore.Due> after = Optional.empty();
+        do {
+            page = deliveries.due(NOW, after, 3);
+            paged.addAll(page);
+            after = page.isEmpty() ? after : Optional.of(page.getLast());
+        } while (page.size() == 3);
+        assertEquals(keys, paged.stream().map(d -> d.envelope().id() + "/" + d.purpose()).toList());
+        assertTrue(deliveries.due(NOW.minusMillis(1), Optional.empty(), 100).isEmpty(), "nothing is due before NOW");
     }
 
     @Test

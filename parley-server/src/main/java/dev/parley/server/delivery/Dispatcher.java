@@ -51,6 +51,8 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private static final int PER_NODE = 8;
     static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
+    /** Due entries read per pass of the scanner. */
+    private static final int SCAN_PAGE = 256;
     private static final Set<DeliveryState> UNACKED = EnumSet.of(DeliveryState.ACCEPTED, DeliveryState.DELIVERED,
             DeliveryState.RETRY_PENDING, DeliveryState.INCIDENT);
 
@@ -139,12 +141,22 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         wake.release();
     }
 
+    /**
+     * Reads the due schedule a page per pass, each pass after the last entry of the one before
+     * until a page comes back short: then from the oldest again. Entries still being worked on
+     * stay due (a push's entry goes when its outcome is recorded), so starting from the oldest
+     * each time would read the same page again and again while a slow endpoint's backlog
+     * filled it, and never reach the work behind it.
+     */
     private void scan() {
+        Optional<DeliveryStore.Due> after = Optional.empty();
         while (!closed) {
             try {
-                for (DeliveryStore.Due due : store.due(clock.instant(), 256)) {
+                List<DeliveryStore.Due> page = store.due(clock.instant(), after, SCAN_PAGE);
+                for (DeliveryStore.Due due : page) {
                     handle(due);
                 }
+                after = page.size() == SCAN_PAGE ? Optional.of(page.getLast()) : Optional.empty();
                 long now = System.nanoTime();
                 justFinished.values().removeIf(f -> now - f.atNanos() > SETTLE_NANOS);
                 wake.tryAcquire(SCAN_MILLIS, TimeUnit.MILLISECONDS);

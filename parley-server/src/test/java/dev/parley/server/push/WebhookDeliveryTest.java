@@ -24,6 +24,8 @@ class WebhookDeliveryTest {
     private static final Duration PATIENCE = Duration.ofSeconds(20);
     /** The dispatcher's bound on pushes in flight to one node. */
     private static final int PUSHES_PER_NODE = 8;
+    /** How many due entries the dispatcher's scanner reads at a time. */
+    private static final int SCAN_PAGE = 256;
 
     @TempDir
     Path dir;
@@ -130,6 +132,29 @@ class WebhookDeliveryTest {
             assertEquals(0, hanging.answered(), "the hanging endpoint still holds every push it got");
             assertEquals(PUSHES_PER_NODE, hanging.hits().size(),
                     "in flight to one node is bounded: the other 32 wait for a permit");
+        }
+    }
+
+    /**
+     * The schedule's scanner reads due pushes a page at a time, oldest first. A hanging endpoint
+     * with more pushes waiting than a page holds (all in flight, none finishing) must not keep
+     * the scanner from ever reaching a later retry of another node.
+     */
+    @Test
+    void aHangingEndpointsBacklogDoesNotHoldBackAnotherNodesRetry() {
+        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMinutes(10)));
+             WebhookReceiver hanging = new WebhookReceiver(n -> WebhookReceiver.HANG);
+             WebhookReceiver flaky = new WebhookReceiver(n -> n == 1 ? 503 : 200)) {
+            String[] stuck = leadAndWebhookWorker(hub, hanging.url(), 5, 50, 100);
+            String[] retried = leadAndWebhookWorker(hub, flaky.url(), 5, 50, 100);
+            for (int i = 0; i < 2 * SCAN_PAGE + 44; i++) {
+                hub.sendOk(stuck[0], stuck[1], "into the void " + i);
+            }
+            await().atMost(PATIENCE).until(() -> hanging.hits().size() >= PUSHES_PER_NODE);
+            String id = hub.sendOk(retried[0], retried[1], "second time lucky").text("id");
+            await().atMost(PATIENCE).until(() -> "delivered".equals(hub.status(retried[0], id).text("state")));
+            assertEquals(List.of(1, 2), flaky.hits().stream().map(WebhookReceiver.Hit::attempt).toList());
+            assertEquals(0, hanging.answered(), "the hanging endpoint still holds every push it got");
         }
     }
 
