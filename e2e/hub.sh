@@ -26,7 +26,11 @@ e2e_start_hub() {
   hub_pid=""
   trap e2e_stop_hub EXIT
   : >"$work/hub.out"
-  PARLEY_ADMIN_TOKEN="$1" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$jar" \
+  local unsafe=() # as ./parley serve runs it: no JVM warning about protobuf's sun.misc.Unsafe on JDK 24+
+  if [ "$(parley_java_major "$JAVA_HOME/bin/java")" -ge 24 ]; then
+    unsafe=(--sun-misc-unsafe-memory-access=allow)
+  fi
+  PARLEY_ADMIN_TOKEN="$1" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED "${unsafe[@]}" -jar "$jar" \
     serve --data "$work/data" --host 127.0.0.1 --port 0 >"$work/hub.out" 2>"$work/hub.err" &
   hub_pid=$!
   url=""

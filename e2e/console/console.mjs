@@ -52,9 +52,10 @@ const browser = await chromium.launch({
 });
 const problems = []; // CSP violations and script errors on any page
 
-async function open(token, name) {
+async function open(token, name, init) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  if (init) await page.addInitScript(init);
   page.on('console', (m) => { // refusals (401, 403) are logged by the browser too: they are the API's answers, not faults
     if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`${name}: ${m.text()}`);
   });
@@ -229,7 +230,18 @@ await check('the agent row shows its restarts and the inbox row a failing webhoo
 });
 
 await check('the console is usable from the keyboard', async () => {
-  const page = await open(admin, 'keyboard');
+  // Every focus move, window focus change and key the page saw, for a failure to print: the check
+  // failed once (a busy machine) and could not be made to fail again.
+  const page = await open(admin, 'keyboard', () => {
+    const log = (window.keyboardLog = []);
+    const at = (t) => (t && t.tagName ? t.tagName.toLowerCase() + (t.id ? '#' + t.id : '') : String(t));
+    for (const type of ['focusin', 'focusout', 'keydown']) {
+      document.addEventListener(type, (e) => log.push(`${type} ${at(e.target)}${e.key ? ' ' + e.key : ''}`
+        + ` (page focused: ${document.hasFocus()}, ${document.readyState})`), true);
+    }
+    window.addEventListener('blur', () => log.push('window blur'));
+    window.addEventListener('focus', () => log.push('window focus'));
+  });
   await page.keyboard.press('Tab'); // the skip link
   let label = '';
   const path = []; // where each Tab landed: a failure says where the focus went instead
@@ -237,11 +249,12 @@ await check('the console is usable from the keyboard', async () => {
     await page.keyboard.press('Tab');
     label = await page.evaluate(() => document.activeElement.textContent);
     path.push(await page.evaluate(() => `${document.activeElement.tagName.toLowerCase()}`
-      + `${document.activeElement.id ? '#' + document.activeElement.id : ''} "${document.activeElement.textContent.slice(0, 24)}"`));
+      + `${document.activeElement.id ? '#' + document.activeElement.id : ''} "${document.activeElement.textContent.replace(/\s+/g, ' ').slice(0, 24)}"`));
   }
   if (label !== 'Audit') {
     await shot(page, 'keyboard-failed');
-    throw new Error(`Tab never reached the Audit button; it went: ${path.join(' > ')}`);
+    const seen = await page.evaluate(() => window.keyboardLog.join(' | '));
+    throw new Error(`Tab never reached the Audit button; it went: ${path.join(' > ')}; the page saw: ${seen}`);
   }
   await page.keyboard.press('Enter');
   await page.locator('#audit').waitFor();
