@@ -44,11 +44,14 @@ import java.util.logging.Logger;
  * and publishing again cross-gateway envelopes their owner did not confirm. New envelopes for webhook nodes are pushed at once; everything else comes
  * from the persisted schedule, which a scanner reads a few times a second, so work left
  * by a crash resumes after the restart. At most {@link #PER_NODE} pushes run per node and
- * {@link #TOTAL} in all: a slow endpoint holds only its own node's permits.
+ * {@link #TOTAL} in all, and at most {@link #TAKEN_PER_NODE} are taken up per node: a slow
+ * endpoint holds only its own node's permits, and its backlog waits in the schedule.
  */
 public final class Dispatcher implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
     private static final int PER_NODE = 8;
+    /** Pushes one node may have taken up at once, running or waiting for a permit. */
+    private static final int TAKEN_PER_NODE = 2 * PER_NODE;
     static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
     /** Due entries read per pass of the scanner. */
@@ -79,6 +82,13 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private record Finished(int attempt, long atNanos) {
     }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
+    /**
+     * Pushes taken up per node: running, or waiting for a permit. Past {@link #TAKEN_PER_NODE}
+     * a node's next push stays in the schedule, where the scanner finds it later: a backlog of
+     * thousands to one slow endpoint would otherwise be thousands of waiting threads, each
+     * holding its envelope.
+     */
+    private final Map<NodeId, Semaphore> takenPerNode = new ConcurrentHashMap<>();
     /** Nodes whose webhook failed since it last delivered: since when, the attempts that failed, the last error. */
     private final Map<NodeId, Failing> failingWebhooks = new ConcurrentHashMap<>();
 
@@ -273,18 +283,34 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
+    /** Starts a push unless one for the envelope is under way or its node has all it may take; the schedule keeps it. */
     private void launch(Envelope envelope) {
-        if (closed || !inFlight.add(envelope.id())) {
+        if (closed || inFlight.contains(envelope.id())) {
             return;
         }
+        Semaphore taken = takenPerNode.computeIfAbsent(envelope.to(), id -> new Semaphore(TAKEN_PER_NODE));
+        if (!taken.tryAcquire()) {
+            return;
+        }
+        if (!inFlight.add(envelope.id())) {
+            taken.release();
+            return;
+        }
+        metrics.pushesTaken.incrementAndGet();
         try {
-            pushes.submit(() -> push(envelope));
+            pushes.submit(() -> push(envelope, taken));
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            inFlight.remove(envelope.id()); // shutting down: the schedule keeps the push for the next start
+            done(envelope, taken); // shutting down: the schedule keeps the push for the next start
         }
     }
 
-    private void push(Envelope envelope) {
+    private void done(Envelope envelope, Semaphore taken) {
+        inFlight.remove(envelope.id());
+        metrics.pushesTaken.decrementAndGet();
+        taken.release();
+    }
+
+    private void push(Envelope envelope, Semaphore taken) {
         Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
         try {
             node.acquire();
@@ -304,7 +330,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             LOG.log(Level.WARNING, "push of " + envelope.id() + " could not be recorded; the schedule retries it", e);
         } finally {
             justFinished.put(envelope.id(), new Finished(envelope.trace().attempt(), System.nanoTime()));
-            inFlight.remove(envelope.id());
+            done(envelope, taken);
         }
     }
 

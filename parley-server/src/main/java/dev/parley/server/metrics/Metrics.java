@@ -30,6 +30,8 @@ public final class Metrics implements CommitObserver {
 
     // Delivery after acceptance: pushes, retries, redeliveries, dead letters, missed deadlines.
     public final LongAdder pushes = new LongAdder();
+    /** Webhook pushes under way: running, or waiting for their node's or the hub's push permits. */
+    public final AtomicInteger pushesTaken = new AtomicInteger();
     public final LongAdder retries = new LongAdder();
     public final LongAdder redeliveries = new LongAdder();
     public final LongAdder deadLetters = new LongAdder();
@@ -147,6 +149,8 @@ public final class Metrics implements CommitObserver {
         commitLatency.render(out);
         pushLatency.render(out);
         gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
+        gauge(out, "parley_pushes_in_flight", "Webhook pushes under way: running, or waiting for a push permit"
+                + " (at most 16 per node; the schedule keeps the rest).", pushesTaken.get());
         counter(out, "parley_flow_dropped_total", "Envelopes the live message flow dropped for a follower that fell behind.",
                 flowDropped.sum());
         gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",

@@ -155,6 +155,9 @@ class WebhookDeliveryTest {
             await().atMost(PATIENCE).until(() -> "delivered".equals(hub.status(retried[0], id).text("state")));
             assertEquals(List.of(1, 2), flaky.hits().stream().map(WebhookReceiver.Hit::attempt).toList());
             assertEquals(0, hanging.answered(), "the hanging endpoint still holds every push it got");
+            // of the hanging node's hundreds of due pushes, 8 run and 8 wait for a permit; the rest stay in the schedule
+            await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == 2 * PUSHES_PER_NODE);
+            assertEquals(PUSHES_PER_NODE, hanging.hits().size());
         }
     }
 
