@@ -34,6 +34,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -44,13 +45,13 @@ import java.util.logging.Logger;
  * and publishing again cross-gateway envelopes their owner did not confirm. New envelopes for webhook nodes are pushed at once; everything else comes
  * from the persisted schedule, which a scanner reads a few times a second, so work left
  * by a crash resumes after the restart. At most {@link #PER_NODE} pushes run per node and
- * {@link #TOTAL} in all, and at most {@link #TAKEN_PER_NODE} are taken up per node: a slow
- * endpoint holds only its own node's permits, and its backlog waits in the schedule.
+ * {@link #TOTAL} in all: a slow endpoint holds only its own node's permits; of its backlog in
+ * the schedule, the scanner takes up at most {@link #TAKEN_PER_NODE} at a time.
  */
 public final class Dispatcher implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
     private static final int PER_NODE = 8;
-    /** Pushes one node may have taken up at once, running or waiting for a permit. */
+    /** Pushes of one node the scanner lets be under way at once, running or waiting for a permit. */
     private static final int TAKEN_PER_NODE = 2 * PER_NODE;
     static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
@@ -83,12 +84,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
     /**
-     * Pushes taken up per node: running, or waiting for a permit. Past {@link #TAKEN_PER_NODE}
-     * a node's next push stays in the schedule, where the scanner finds it later: a backlog of
-     * thousands to one slow endpoint would otherwise be thousands of waiting threads, each
-     * holding its envelope.
+     * Pushes taken up per node: running, or waiting for a permit. The scanner takes no more for
+     * a node that has {@link #TAKEN_PER_NODE}: the rest of its due pushes stay in the schedule
+     * until it takes them later. Reading a backlog of thousands (after a restart, say) would
+     * otherwise make as many waiting threads, each holding its envelope.
      */
-    private final Map<NodeId, Semaphore> takenPerNode = new ConcurrentHashMap<>();
+    private final Map<NodeId, AtomicInteger> takenPerNode = new ConcurrentHashMap<>();
     /** Nodes whose webhook failed since it last delivered: since when, the attempts that failed, the last error. */
     private final Map<NodeId, Failing> failingWebhooks = new ConcurrentHashMap<>();
 
@@ -133,7 +134,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     /** A new envelope for a webhook node is pushed right away (announcer thread: only hands it off). */
     @Override
     public void committed(Envelope envelope) {
-        policies.webhookOf(envelope.to()).ifPresent(webhook -> launch(envelope));
+        policies.webhookOf(envelope.to()).ifPresent(webhook -> launch(envelope, false));
     }
 
     /** Lets {@code form} write the pushes of the envelopes it claims (their body and extra headers). */
@@ -191,7 +192,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         switch (due.purpose()) {
             case PUSH -> {
                 if (UNACKED.contains(due.state()) && policies.webhookOf(envelope.to()).isPresent()) {
-                    launch(envelope.withAttempt(due.attempt()));
+                    launch(envelope.withAttempt(due.attempt()), true);
                 } else {
                     store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
                 }
@@ -242,7 +243,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
         metrics.redeliveries.increment();
         if (policy.webhook().isPresent()) {
-            launch(again.get());
+            launch(again.get(), true);
         } else {
             feeds.redeliver(again.get());
         }
@@ -283,17 +284,18 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
-    /** Starts a push unless one for the envelope is under way or its node has all it may take; the schedule keeps it. */
-    private void launch(Envelope envelope) {
+    /**
+     * Starts a push unless one for the envelope is under way, or, for work {@code fromSchedule},
+     * its node has taken all it may: the schedule keeps it. A new envelope's first push is
+     * always taken, as its sender's pace brings it.
+     */
+    private void launch(Envelope envelope, boolean fromSchedule) {
         if (closed || inFlight.contains(envelope.id())) {
             return;
         }
-        Semaphore taken = takenPerNode.computeIfAbsent(envelope.to(), id -> new Semaphore(TAKEN_PER_NODE));
-        if (!taken.tryAcquire()) {
-            return;
-        }
-        if (!inFlight.add(envelope.id())) {
-            taken.release();
+        AtomicInteger taken = takenPerNode.computeIfAbsent(envelope.to(), id -> new AtomicInteger());
+        if ((taken.incrementAndGet() > TAKEN_PER_NODE && fromSchedule) || !inFlight.add(envelope.id())) {
+            taken.decrementAndGet();
             return;
         }
         metrics.pushesTaken.incrementAndGet();
@@ -304,13 +306,13 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
-    private void done(Envelope envelope, Semaphore taken) {
+    private void done(Envelope envelope, AtomicInteger taken) {
         inFlight.remove(envelope.id());
         metrics.pushesTaken.decrementAndGet();
-        taken.release();
+        taken.decrementAndGet();
     }
 
-    private void push(Envelope envelope, Semaphore taken) {
+    private void push(Envelope envelope, AtomicInteger taken) {
         Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
         try {
             node.acquire();

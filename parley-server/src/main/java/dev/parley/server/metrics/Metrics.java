@@ -149,8 +149,8 @@ public final class Metrics implements CommitObserver {
         commitLatency.render(out);
         pushLatency.render(out);
         gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
-        gauge(out, "parley_pushes_in_flight", "Webhook pushes under way: running, or waiting for a push permit"
-                + " (at most 16 per node; the schedule keeps the rest).", pushesTaken.get());
+        gauge(out, "parley_pushes_in_flight", "Webhook pushes under way: running, or waiting for a push permit.",
+                pushesTaken.get());
         counter(out, "parley_flow_dropped_total", "Envelopes the live message flow dropped for a follower that fell behind.",
                 flowDropped.sum());
         gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",
