@@ -49,12 +49,25 @@ public interface DeliveryStore {
     /** What waits for {@code node}'s webhook: counted over its undelivered envelopes, so it costs its backlog. */
     PushesWaiting pushesWaiting(NodeId node);
 
+    /** Where an entry stands in the schedule's order: due time, then envelope id, then purpose. */
+    record DueKey(Instant dueAt, String envelopeId, Purpose purpose) {
+    }
+
     /**
-     * Scheduled work due at or before {@code now}, oldest first (ties by envelope id, then
-     * purpose); with {@code after}, only what comes after that entry in this order. Paging with
-     * it reaches every due entry, however many of the first are still being worked on.
+     * A page of due work: the entries that could be read (one whose envelope this build cannot
+     * read is left out, and logged), and the key to read on from, empty when the page reached
+     * the end of what is due.
      */
-    List<Due> due(Instant now, Optional<Due> after, int limit);
+    record DuePage(List<Due> items, Optional<DueKey> next) {
+    }
+
+    /**
+     * Up to {@code limit} entries of scheduled work due at or before {@code now}, in the
+     * schedule's order (oldest first); with {@code after}, only what comes after that key.
+     * Paging with {@link DuePage#next} reaches every due entry, however many of the first are
+     * still being worked on, and past any that cannot be read.
+     */
+    DuePage due(Instant now, Optional<DueKey> after, int limit);
 
     /** A push attempt that reached its webhook; an ack check follows when {@code redeliverAfter} is set. */
     record Pushed(Envelope envelope, Optional<Duration> redeliverAfter) {

@@ -326,7 +326,7 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
-    public List<Due> due(Instant now, Optional<Due> after, int limit) {
+    public DuePage due(Instant now, Optional<DueKey> after, int limit) {
         throw new UnsupportedOperationException("the schedule is the dispatcher's");
     }
 

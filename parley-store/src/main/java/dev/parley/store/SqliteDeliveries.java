@@ -26,9 +26,17 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /** Delivery policies, the persisted schedule and the dead-letter queue, on the hub's SQLite file. */
 public final class SqliteDeliveries implements DeliveryStore {
+    private static final Logger LOG = Logger.getLogger(SqliteDeliveries.class.getName());
+    /** Unreadable entries said once each, up to this many (a damaged file could hold any number). */
+    private static final int MAX_UNREADABLE_SEEN = 10_000;
+    private final Set<String> unreadableSeen = ConcurrentHashMap.newKeySet();
     private final Writer writer;
     private final ReadPool readers;
     private final Sealer sealer;
@@ -109,7 +117,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     @Override
-    public List<Due> due(Instant now, Optional<Due> after, int limit) {
+    public DuePage due(Instant now, Optional<DueKey> after, int limit) {
         return readers.read(s -> {
             // a first page starts below every real entry: no due time is negative
             var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"
@@ -117,21 +125,41 @@ public final class SqliteDeliveries implements DeliveryStore {
                     + " AND (w.due_at, w.envelope_id, w.purpose) > (?, ?, ?)"
                     + " ORDER BY w.due_at, w.envelope_id, w.purpose LIMIT ?");
             select.setLong(1, now.toEpochMilli());
-            select.setLong(2, after.map(d -> d.dueAt().toEpochMilli()).orElse(Long.MIN_VALUE));
-            select.setString(3, after.map(d -> d.envelope().id()).orElse(""));
-            select.setString(4, after.map(d -> Ledger.purpose(d.purpose())).orElse(""));
+            select.setLong(2, after.map(k -> k.dueAt().toEpochMilli()).orElse(Long.MIN_VALUE));
+            select.setString(3, after.map(DueKey::envelopeId).orElse(""));
+            select.setString(4, after.map(k -> Ledger.purpose(k.purpose())).orElse(""));
             select.setInt(5, limit);
             List<Due> out = new ArrayList<>();
+            DueKey last = null;
+            int read = 0;
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {
                     int next = Rows.AFTER_ENVELOPE;
-                    out.add(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(next)),
-                            Purpose.valueOf(rs.getString(next + 1).toUpperCase(Locale.ROOT)), rs.getInt(next + 2),
-                            Instant.ofEpochMilli(rs.getLong(next + 3))));
+                    Purpose purpose = Purpose.valueOf(rs.getString(next + 1).toUpperCase(Locale.ROOT));
+                    last = new DueKey(Instant.ofEpochMilli(rs.getLong(next + 3)), rs.getString(1), purpose);
+                    read++;
+                    try {
+                        out.add(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(next)), purpose,
+                                rs.getInt(next + 2), last.dueAt()));
+                    } catch (RuntimeException unreadable) {
+                        unreadable(last, unreadable);
+                    }
                 }
             }
-            return out;
+            return new DuePage(out, read == limit ? Optional.of(last) : Optional.empty());
         });
+    }
+
+    /**
+     * An entry whose envelope this build cannot read (a value an older or newer build wrote, a
+     * damaged row) stays in the schedule and is passed by: one such row must not stop the
+     * work behind it. Said once per entry, not at every pass.
+     */
+    private void unreadable(DueKey key, RuntimeException why) {
+        if (unreadableSeen.size() < MAX_UNREADABLE_SEEN && unreadableSeen.add(key.envelopeId() + "/" + key.purpose())) {
+            LOG.log(Level.WARNING, "the " + Ledger.purpose(key.purpose()) + " entry of envelope " + key.envelopeId()
+                    + " cannot be read and is passed by: " + why.getMessage());
+        }
     }
 
     @Override

@@ -103,8 +103,8 @@ class SqliteFederationTest {
         assertTrue(folded("b", 1, new RemoteStep(overtaken.id(), DeliveryState.ACCEPTED, NOW, "accepted")));
         federation.relayed(federation.owed(0, 10).getLast().pos(), NOW, Duration.ofSeconds(30));
 
-        assertTrue(deliveries.due(NOW.plusSeconds(29), Optional.empty(), 10).isEmpty(), "not due within the window");
-        List<DeliveryStore.Due> due = deliveries.due(NOW.plusSeconds(30), Optional.empty(), 10);
+        assertTrue(deliveries.due(NOW.plusSeconds(29), Optional.empty(), 10).items().isEmpty(), "not due within the window");
+        List<DeliveryStore.Due> due = deliveries.due(NOW.plusSeconds(30), Optional.empty(), 10).items();
         assertEquals(List.of(silent.id()), due.stream().map(d -> d.envelope().id()).toList(),
                 "only the unconfirmed envelope is checked");
         assertEquals(DeliveryStore.Purpose.OWNER_ACK, due.getFirst().purpose());
@@ -112,16 +112,16 @@ class SqliteFederationTest {
 
         assertTrue(federation.republish(silent.id(), 2));
         assertFalse(federation.republish(silent.id(), 2), "a check is acted on once");
-        assertTrue(deliveries.due(NOW.plusSeconds(3600), Optional.empty(), 10).isEmpty(), "not due while the publication is owed");
+        assertTrue(deliveries.due(NOW.plusSeconds(3600), Optional.empty(), 10).items().isEmpty(), "not due while the publication is owed");
         Outgoing.Mail again = assertInstanceOf(Outgoing.Mail.class, federation.owed(0, 10).getFirst());
         assertEquals(silent.id() + "@b", again.dedupeId(), "the same Nats-Msg-Id");
         Instant published = NOW.plusSeconds(31);
         federation.relayed(again.pos(), published, Duration.ofSeconds(30));
-        assertTrue(deliveries.due(published.plusSeconds(59), Optional.empty(), 10).isEmpty(), "the second window is twice as long");
-        assertEquals(2, deliveries.due(published.plusSeconds(60), Optional.empty(), 10).getFirst().attempt());
+        assertTrue(deliveries.due(published.plusSeconds(59), Optional.empty(), 10).items().isEmpty(), "the second window is twice as long");
+        assertEquals(2, deliveries.due(published.plusSeconds(60), Optional.empty(), 10).items().getFirst().attempt());
 
         assertTrue(folded("b", 2, new RemoteStep(silent.id(), DeliveryState.ACCEPTED, published, "accepted")));
-        assertTrue(deliveries.due(published.plusSeconds(3600), Optional.empty(), 10).isEmpty(), "a confirmed envelope is not checked");
+        assertTrue(deliveries.due(published.plusSeconds(3600), Optional.empty(), 10).items().isEmpty(), "a confirmed envelope is not checked");
         // a scan that read the check before the confirmation acts on nothing
         assertFalse(federation.republish(silent.id(), 3));
         assertFalse(federation.giveUp(silent.id(), 2, "late", published, Optional.empty()));
@@ -141,7 +141,7 @@ class SqliteFederationTest {
         assertFalse(federation.giveUp(silent.id(), 1, "never confirmed", NOW, Optional.of(notice)), "once");
         assertEquals(DeliveryState.DEAD_LETTERED, store.message(silent.id()).orElseThrow().state());
         assertEquals(1, store.headSeq(LEAD), "the notice reached the sender");
-        assertTrue(store.deliveries(null).due(NOW.plusSeconds(3600), Optional.empty(), 10).isEmpty());
+        assertTrue(store.deliveries(null).due(NOW.plusSeconds(3600), Optional.empty(), 10).items().isEmpty());
     }
 
     @Test
@@ -284,7 +284,7 @@ class SqliteFederationTest {
 
         assertFalse(store.loadGraph().owners().containsKey(WORKER), "a node of this gateway now");
         assertEquals(0, federation.owedCount(), "nothing goes to the old owner");
-        assertTrue(store.deliveries(null).due(NOW.plusSeconds(3600), Optional.empty(), 10).isEmpty(), "no owner is waited for");
+        assertTrue(store.deliveries(null).due(NOW.plusSeconds(3600), Optional.empty(), 10).items().isEmpty(), "no owner is waited for");
         assertEquals(2, store.headSeq(WORKER), "both are in its inbox here");
     }
 
@@ -301,7 +301,7 @@ class SqliteFederationTest {
 
         Outgoing.Mail next = assertInstanceOf(Outgoing.Mail.class, federation.owed(0, 10).getFirst());
         assertEquals(List.of(owed.id(), "b"), List.of(next.envelope().id(), next.gateway()));
-        List<DeliveryStore.Due> due = store.deliveries(null).due(NOW, Optional.empty(), 10);
+        List<DeliveryStore.Due> due = store.deliveries(null).due(NOW, Optional.empty(), 10).items();
         assertEquals(List.of(unconfirmed.id()), due.stream().map(d -> d.envelope().id()).toList(),
                 "the check of what the old owner never confirmed is due at once, not after its window");
     }

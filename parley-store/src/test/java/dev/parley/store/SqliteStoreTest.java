@@ -175,8 +175,43 @@ class SqliteStoreTest {
      */
     @Test
     void dueWorkIsPagedInOneOrderReachingEveryEntryOnce() {
+        DeliveryStore deliveries = elevenEntriesDueAtNow();
+        DeliveryStore.DuePage all = deliveries.due(NOW, Optional.empty(), 100);
+        assertEquals(11, all.items().size());
+        assertTrue(all.next().isEmpty(), "a page short of its limit reached the end");
+        List<String> keys = keys(all.items());
+        assertEquals(keys.stream().sorted().toList(), keys, "one due time: by envelope id, then purpose");
+
+        assertEquals(keys, keys(pageThrough(deliveries, 3)));
+        assertTrue(deliveries.due(NOW.minusMillis(1), Optional.empty(), 100).items().isEmpty(),
+                "nothing is due before NOW");
+    }
+
+    /**
+     * An entry whose envelope this build cannot read (here a route it does not know) is passed
+     * by, and the pages go on past it, also when it is the last of its page.
+     */
+    @Test
+    void anUnreadableEntryIsPassedByAndThePagesGoOnPastIt() throws Exception {
+        DeliveryStore deliveries = elevenEntriesDueAtNow();
+        List<String> keys = keys(deliveries.due(NOW, Optional.empty(), 100).items());
+        String damaged = keys.get(2).split("/")[0]; // its entries end the first page of three
+        try (var db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+             var update = db.prepareStatement("UPDATE envelopes SET route = 'not-a-route' WHERE id = ?")) {
+            db.createStatement().execute("PRAGMA busy_timeout = 10000");
+            update.setString(1, damaged);
+            assertEquals(1, update.executeUpdate());
+        }
+        List<String> readable = keys.stream().filter(k -> !k.startsWith(damaged + "/")).toList();
+        assertTrue(readable.size() < keys.size());
+        assertEquals(readable, keys(pageThrough(deliveries, 3)));
+        assertEquals(readable, keys(deliveries.due(NOW, Optional.empty(), 100).items()));
+    }
+
+    /** A webhook node (WORKER) with seven envelopes, each a push due at NOW, every other one a reply deadline at NOW too. */
+    private DeliveryStore elevenEntriesDueAtNow() {
         open();
-        DeliveryStore deliveries = store.deliveries(new Sealer() { // sealing is not what this test is about
+        DeliveryStore deliveries = store.deliveries(new Sealer() { // sealing is not what these tests are about
             @Override
             public String seal(String secret) {
                 return secret;
@@ -189,25 +224,27 @@ class SqliteStoreTest {
         });
         deliveries.putPolicy(WORKER, new DeliveryPolicy(Optional.of(Webhook.of("http://127.0.0.1:9/hook",
                 "a-test-secret-of-some-length")), RetryPolicy.DEFAULT, Optional.empty()), audit());
-        for (int i = 0; i < 7; i++) { // each a push due at NOW; every other one a reply deadline at NOW too
+        for (int i = 0; i < 7; i++) {
             store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(),
                     i % 2 == 0 ? Optional.of(NOW) : Optional.empty());
         }
-        List<DeliveryStore.Due> all = deliveries.due(NOW, Optional.empty(), 100);
-        assertEquals(11, all.size());
-        List<String> keys = all.stream().map(d -> d.envelope().id() + "/" + d.purpose()).toList();
-        assertEquals(keys.stream().sorted().toList(), keys, "one due time: by envelope id, then purpose");
+        return deliveries;
+    }
 
+    /** Every entry due at NOW, read {@code size} at a time as the dispatcher's scanner reads them. */
+    private static List<DeliveryStore.Due> pageThrough(DeliveryStore deliveries, int size) {
         List<DeliveryStore.Due> paged = new ArrayList<>();
-        List<DeliveryStore.Due> page;
-        Optional<DeliveryStore.Due> after = Optional.empty();
+        Optional<DeliveryStore.DueKey> after = Optional.empty();
         do {
-            page = deliveries.due(NOW, after, 3);
-            paged.addAll(page);
-            after = page.isEmpty() ? after : Optional.of(page.getLast());
-        } while (page.size() == 3);
-        assertEquals(keys, paged.stream().map(d -> d.envelope().id() + "/" + d.purpose()).toList());
-        assertTrue(deliveries.due(NOW.minusMillis(1), Optional.empty(), 100).isEmpty(), "nothing is due before NOW");
+            DeliveryStore.DuePage page = deliveries.due(NOW, after, size);
+            paged.addAll(page.items());
+            after = page.next();
+        } while (after.isPresent());
+        return paged;
+    }
+
+    private static List<String> keys(List<DeliveryStore.Due> due) {
+        return due.stream().map(d -> d.envelope().id() + "/" + d.purpose()).toList();
     }
 
     @Test

@@ -157,27 +157,30 @@ public final class Dispatcher implements Notifier, AutoCloseable {
      * until a page comes back short: then from the oldest again. Entries still being worked on
      * stay due (a push's entry goes when its outcome is recorded), so starting from the oldest
      * each time would read the same page again and again while a slow endpoint's backlog
-     * filled it, and never reach the work behind it.
+     * filled it, and never reach the work behind it. A pass that fails is retried at the next,
+     * not at once: a fault that lasts must not turn the scanner into a loop of warnings.
      */
     private void scan() {
-        Optional<DeliveryStore.Due> after = Optional.empty();
+        Optional<DeliveryStore.DueKey> after = Optional.empty();
         while (!closed) {
             try {
-                List<DeliveryStore.Due> page = store.due(clock.instant(), after, SCAN_PAGE);
-                for (DeliveryStore.Due due : page) {
+                DeliveryStore.DuePage page = store.due(clock.instant(), after, SCAN_PAGE);
+                after = page.next(); // before the work: an entry whose handling fails holds back only its own page
+                for (DeliveryStore.Due due : page.items()) {
                     handle(due);
                 }
-                after = page.size() == SCAN_PAGE ? Optional.of(page.getLast()) : Optional.empty();
                 long now = System.nanoTime();
                 justFinished.values().removeIf(f -> now - f.atNanos() > SETTLE_NANOS);
-                wake.tryAcquire(SCAN_MILLIS, TimeUnit.MILLISECONDS);
-                wake.drainPermits();
-            } catch (InterruptedException e) {
-                return;
             } catch (RuntimeException e) {
                 if (!closed) {
                     LOG.log(Level.WARNING, "delivery scan failed; retrying", e);
                 }
+            }
+            try {
+                wake.tryAcquire(SCAN_MILLIS, TimeUnit.MILLISECONDS);
+                wake.drainPermits();
+            } catch (InterruptedException e) {
+                return;
             }
         }
     }

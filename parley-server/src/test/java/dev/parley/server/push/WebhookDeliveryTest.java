@@ -3,12 +3,14 @@ package dev.parley.server.push;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.core.RetryPolicy;
 import dev.parley.server.it.HubFixture;
+import dev.parley.server.it.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.logging.Level;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -157,6 +159,44 @@ class WebhookDeliveryTest {
             await().atMost(PATIENCE).until(() -> "delivered".equals(hub.status(retried[0], id).text("state")));
             assertEquals(List.of(1, 2), flaky.hits().stream().map(WebhookReceiver.Hit::attempt).toList());
             assertEquals(0, hanging.answered(), "the hanging endpoint still holds every push it got");
+        }
+    }
+
+    /**
+     * A due entry whose envelope this build cannot read (its route damaged in the file) is said
+     * once and passed by: the scanner neither fails every pass on it nor stops there, so a
+     * retry due after it still goes out.
+     */
+    @Test
+    void anUnreadableEntryInTheScheduleIsPassedByOnce() throws Exception {
+        try (HubFixture hub = HubFixture.start(dir);
+             WebhookReceiver flaky = new WebhookReceiver(n -> n == 1 ? 503 : 200);
+             LogCapture store = LogCapture.of("dev.parley.store.SqliteDeliveries");
+             LogCapture dispatcher = LogCapture.of("dev.parley.server.delivery.Dispatcher")) {
+            String lead = uid("lead");
+            String leadToken = hub.createNode(lead, null);
+            String asked = uid("asked");
+            hub.createNode(asked, lead);
+            var request = hub.post(leadToken, "/v1/messages", obj("to", asked, "text", "answer within a second",
+                    "replyWithinMs", 1000));
+            assertEquals(202, request.status(), request::toString);
+            String damaged = request.text("id");
+            try (var db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("parley.db"));
+                 var update = db.prepareStatement("UPDATE envelopes SET route = 'not-a-route' WHERE id = ?")) {
+                db.createStatement().execute("PRAGMA busy_timeout = 10000");
+                update.setString(1, damaged);
+                assertEquals(1, update.executeUpdate());
+            }
+            // its reply deadline comes due: the scanner meets the entry it cannot read
+            await().atMost(PATIENCE).until(() -> !store.records(damaged).isEmpty()
+                    || !dispatcher.records("delivery scan failed").isEmpty());
+
+            String[] retried = leadAndWebhookWorker(hub, flaky.url(), 5, 50, 100);
+            String id = hub.sendOk(retried[0], retried[1], "due after the damaged entry").text("id");
+            await().atMost(PATIENCE).until(() -> "delivered".equals(hub.status(retried[0], id).text("state")));
+            assertEquals(List.of(1, 2), flaky.hits().stream().map(WebhookReceiver.Hit::attempt).toList());
+            assertEquals(List.of(), dispatcher.messages(Level.WARNING, "delivery scan failed"));
+            assertEquals(1, store.messages(Level.WARNING, damaged).size(), () -> "said once: " + store.records(damaged));
         }
     }
 
