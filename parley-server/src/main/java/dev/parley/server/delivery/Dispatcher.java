@@ -128,6 +128,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         this.courier = courier;
         this.metrics = metrics;
         this.clock = clock;
+        metrics.pushesInFlightFrom(inFlight::size);
         this.scanner = Thread.ofPlatform().name("parley-dispatcher").daemon(true).start(this::scan);
     }
 
@@ -301,7 +302,6 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             taken.decrementAndGet();
             return;
         }
-        metrics.pushesTaken.incrementAndGet();
         try {
             pushes.submit(() -> push(envelope, taken));
         } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -311,7 +311,6 @@ public final class Dispatcher implements Notifier, AutoCloseable {
 
     private void done(Envelope envelope, AtomicInteger taken) {
         inFlight.remove(envelope.id());
-        metrics.pushesTaken.decrementAndGet();
         taken.decrementAndGet();
     }
 

@@ -30,8 +30,6 @@ public final class Metrics implements CommitObserver {
 
     // Delivery after acceptance: pushes, retries, redeliveries, dead letters, missed deadlines.
     public final LongAdder pushes = new LongAdder();
-    /** Webhook pushes under way: running, or waiting for their node's or the hub's push permits. */
-    public final AtomicInteger pushesTaken = new AtomicInteger();
     public final LongAdder retries = new LongAdder();
     public final LongAdder redeliveries = new LongAdder();
     public final LongAdder deadLetters = new LongAdder();
@@ -54,9 +52,15 @@ public final class Metrics implements CommitObserver {
     private final Histogram pushLatency = new Histogram("parley_push_latency_seconds",
             "Time from the start of a webhook POST to its answer.");
     private volatile LongSupplier backlog = () -> 0;
+    private volatile LongSupplier pushesInFlight = () -> 0;
 
     public void backlogFrom(LongSupplier source) {
         this.backlog = source;
+    }
+
+    /** Webhook pushes under way, as the dispatcher counts them: running, or waiting for a push permit. */
+    public void pushesInFlightFrom(LongSupplier source) {
+        this.pushesInFlight = source;
     }
 
     @Override
@@ -150,7 +154,7 @@ public final class Metrics implements CommitObserver {
         pushLatency.render(out);
         gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
         gauge(out, "parley_pushes_in_flight", "Webhook pushes under way: running, or waiting for a push permit.",
-                pushesTaken.get());
+                pushesInFlight.getAsLong());
         counter(out, "parley_flow_dropped_total", "Envelopes the live message flow dropped for a follower that fell behind.",
                 flowDropped.sum());
         gauge(out, "parley_inbox_backlog", "Envelopes committed but never delivered, over all inboxes.",
