@@ -18,10 +18,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * inbox has a {@link Feed}: a short ring of its most recent envelopes and a signal for
  * waiting readers. The writer only appends to the ring and never waits for a reader; a
  * reader that is behind the ring reads from the store instead, so nothing is lost and
- * memory stays bounded by the ring size per followed inbox.
+ * memory stays bounded per followed inbox, in envelopes and in their text's size.
  */
 public final class InboxFeeds implements Notifier {
     private static final int RING = 512;
+    /**
+     * What a ring's envelopes may hold together in text and data characters, beyond the newest
+     * one, which is always kept. A stream that keeps up is a few envelopes behind; what the ring
+     * holds past that only saves a slow reader a store read, and costs the hub memory for as long
+     * as it is held: 512 envelopes of the largest body would be 128 MiB per followed inbox, and
+     * even 512 of 1 KiB live for seconds under load, so every young collection copies them again.
+     */
+    static final long RING_CHARS = 64 * 1024;
     /**
      * A ring starts this small and doubles up to {@link #RING} as envelopes come: most followed
      * inboxes are idle or quiet, and 10,000 full-size rings would hold 20 MB of empty slots.
@@ -105,6 +113,8 @@ public final class InboxFeeds implements Notifier {
         private Envelope[] ring = NO_RING;
         private long first;
         private int count;
+        /** The text and data characters of the {@code count} envelopes in the ring. */
+        private long chars;
         /** The latest redeliveries, each numbered; every stream of the owner takes those past the last it took. */
         private final ArrayDeque<Redelivery> redeliveries = new ArrayDeque<>();
         private long redelivered;
@@ -145,22 +155,36 @@ public final class InboxFeeds implements Notifier {
             lock.lock();
             try {
                 if (count > 0 && first + count != envelope.seq()) {
-                    count = 0; // a gap would make the ring lie; readers fall back to the store
+                    dropOldest(count); // a gap would make the ring lie; readers fall back to the store
+                }
+                if (count == RING) {
+                    dropOldest(1);
                 }
                 grow();
                 ring[slot(envelope.seq())] = envelope;
                 if (count == 0) {
                     first = envelope.seq();
                 }
-                if (count == RING) {
-                    first++;
-                } else {
-                    count++;
+                count++;
+                chars += chars(envelope);
+                while (count > 1 && chars > RING_CHARS) {
+                    dropOldest(1);
                 }
                 head = envelope.seq();
                 advanced.signalAll();
             } finally {
                 lock.unlock();
+            }
+        }
+
+        /** Lets go of the {@code n} oldest envelopes, so that nothing in the ring outlives its place. */
+        private void dropOldest(int n) {
+            for (int i = 0; i < n; i++) {
+                int slot = slot(first);
+                chars -= chars(ring[slot]);
+                ring[slot] = null;
+                first++;
+                count--;
             }
         }
 
@@ -252,6 +276,11 @@ public final class InboxFeeds implements Notifier {
                 lock.unlock();
             }
         }
+    }
+
+    /** What an envelope weighs in a ring: the characters of its text and data, the parts a sender sizes. */
+    private static long chars(Envelope envelope) {
+        return envelope.text().map(String::length).orElse(0) + envelope.data().map(d -> d.json().length()).orElse(0);
     }
 
     private record Redelivery(long number, Envelope envelope) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.parley.core.Envelope;
 import dev.parley.core.InboxReader;
+import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.Route;
 import dev.parley.core.Trace;
@@ -20,8 +21,12 @@ class InboxFeedsTest {
     private static final NodeId WORKER = NodeId.of("worker");
 
     private static Envelope envelope(long seq) {
-        return new Envelope("e" + seq, seq, NodeId.of("lead"), WORKER, "message", Optional.of("m" + seq),
-                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(),
+        return envelope(seq, "m" + seq, Optional.empty());
+    }
+
+    private static Envelope envelope(long seq, String text, Optional<JsonText> data) {
+        return new Envelope("e" + seq, seq, NodeId.of("lead"), WORKER, "message", Optional.of(text),
+                data, Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(),
                 Instant.parse("2026-11-28T08:00:00Z"), new Trace(1, Route.INTRA_GROUP, "p"));
     }
 
@@ -63,5 +68,27 @@ class InboxFeedsTest {
             feeds.committed(envelope(seq));
         }
         assertEquals(range(30, 60), seqs(feed.after(29, 100)));
+    }
+
+    @Test
+    void largeEnvelopesKeepTheRingWithinItsCharactersButTheNewestIsAlwaysThere() {
+        InboxFeeds feeds = new InboxFeeds();
+        InboxFeeds.Feed feed = feeds.acquire(WORKER, InboxReader.OWNER);
+        int quarter = (int) (InboxFeeds.RING_CHARS / 4);
+        for (long seq = 1; seq <= 10; seq++) {
+            JsonText data = new JsonText("\"" + "d".repeat(quarter / 2 - 2) + "\"");
+            feeds.committed(envelope(seq, "t".repeat(quarter / 2), Optional.of(data)));
+        }
+        assertEquals(range(7, 10), seqs(feed.after(6, 100)), "four quarters of the budget: the last four stay");
+        assertNull(seqs(feed.after(5, 100)), "seq 6 left the ring for the budget: the reader asks the store");
+
+        feeds.committed(envelope(11, "x".repeat((int) InboxFeeds.RING_CHARS * 2), Optional.empty()));
+        assertEquals(List.of(11L), seqs(feed.after(10, 100)), "one envelope over the budget is kept alone");
+        assertNull(seqs(feed.after(9, 100)), "seq 10 left the ring for the large one");
+
+        for (long seq = 12; seq <= 600; seq++) {
+            feeds.committed(envelope(seq));
+        }
+        assertEquals(range(89, 600), seqs(feed.after(88, 1000)), "small envelopes fill the ring up to 512 again");
     }
 }

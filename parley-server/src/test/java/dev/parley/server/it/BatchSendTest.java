@@ -150,6 +150,21 @@ class BatchSendTest {
     }
 
     @Test
+    void largeMessagesPastWhatTheStreamsRingHoldsReachTheStreamWhole() {
+        // 8 of 24,000 characters in one commit: the followed inbox's ring keeps the last two
+        // (64 Ki characters), so the stream reads the others from the store
+        try (SseClient stream = SseClient.open(hub, "/v1/inbox/stream", cToken, null)) {
+            stream.expectReady(WAIT);
+            List<String> texts = IntStream.range(0, 8).mapToObj(i -> Character.toString('a' + i).repeat(24_000))
+                    .toList();
+            Resp answer = batch(rToken, texts.stream().map(text -> obj("to", c, "text", text)).toArray());
+            assertEquals(8, answer.num("accepted"));
+            List<SseClient.Frame> frames = stream.nextEvents(8, WAIT);
+            assertEquals(texts, frames.stream().map(f -> f.json().path("text").asText()).toList());
+        }
+    }
+
+    @Test
     void aRepeatedMessageIdAnswersTheFirstWithinAndAcrossBatchesAndSingleSends() {
         List<JsonNode> first = results(batch(rToken, obj("to", c, "text", "one", "messageId", "m-1"),
                 obj("to", c, "text", "two", "messageId", "m-2"),
