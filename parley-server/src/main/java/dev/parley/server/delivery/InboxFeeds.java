@@ -115,9 +115,14 @@ public final class InboxFeeds implements Notifier {
         private int count;
         /** The text and data characters of the {@code count} envelopes in the ring. */
         private long chars;
-        /** The latest redeliveries, each numbered; every stream of the owner takes those past the last it took. */
+        /**
+         * Redeliveries, each numbered, that a stream of the owner has not taken yet; every such
+         * stream takes those past the last it took, and those all of them took are let go.
+         */
         private final ArrayDeque<Redelivery> redeliveries = new ArrayDeque<>();
         private long redelivered;
+        /** Where each of the owner's streams is in the redeliveries. */
+        private final List<Taken> takers = new ArrayList<>();
         /**
          * Written under the map's compute: how many streams follow this feed, and how many of them
          * are the node's own; followers is volatile for {@link #streams}, which only reads it.
@@ -217,29 +222,75 @@ public final class InboxFeeds implements Notifier {
                 if (redeliveries.size() > RING) {
                     redeliveries.removeFirst(); // a stream this far behind gets it from the store when it reconnects
                 }
+                letGoOfTaken();
                 advanced.signalAll();
             } finally {
                 lock.unlock();
             }
         }
 
-        /** How many redeliveries were handed to this feed so far: where a new stream starts taking them. */
-        long redelivered() {
+        /**
+         * A stream's place in the redeliveries, starting after those handed out so far (what was
+         * redelivered before the stream opened, its replay reads). Only the owner's streams take
+         * redeliveries; each must {@link #stopTaking} when it ends.
+         */
+        Taken startTaking(InboxReader reader) {
             lock.lock();
             try {
-                return redelivered;
+                Taken taken = new Taken(reader.takesDelivery(), redelivered);
+                if (taken.owner) {
+                    takers.add(taken);
+                }
+                return taken;
             } finally {
                 lock.unlock();
             }
         }
 
-        /** The redeliveries numbered past {@code since}, and the number of the last. */
-        Redeliveries redeliveriesAfter(long since) {
+        void stopTaking(Taken taken) {
             lock.lock();
             try {
+                takers.remove(taken);
+                letGoOfTaken();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The redeliveries {@code taken} has not taken yet; it has taken them once this returns. */
+        List<Envelope> take(Taken taken) {
+            if (!taken.owner) {
+                return List.of();
+            }
+            lock.lock();
+            try {
+                long since = taken.upTo;
+                taken.upTo = redelivered;
                 List<Envelope> out = redeliveries.stream().filter(r -> r.number() > since).map(Redelivery::envelope)
                         .toList();
-                return new Redeliveries(out, redelivered);
+                letGoOfTaken();
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Drops the redeliveries every stream of the owner has taken (all of them, once none is left). */
+        private void letGoOfTaken() {
+            long upTo = redelivered;
+            for (Taken taken : takers) {
+                upTo = Math.min(upTo, taken.upTo);
+            }
+            while (!redeliveries.isEmpty() && redeliveries.peekFirst().number() <= upTo) {
+                redeliveries.removeFirst();
+            }
+        }
+
+        /** How many redeliveries the feed holds, for tests. */
+        int redeliveriesHeld() {
+            lock.lock();
+            try {
+                return redeliveries.size();
             } finally {
                 lock.unlock();
             }
@@ -249,22 +300,21 @@ public final class InboxFeeds implements Notifier {
          * Waits until an envelope after {@code cursor} is committed or (for the owner's
          * stream) redelivered, the feed closes, or time passes.
          */
-        boolean awaitAfter(long cursor, long redeliveredSince, long timeoutNanos, InboxReader reader)
-                throws InterruptedException {
+        boolean awaitAfter(long cursor, Taken taken, long timeoutNanos) throws InterruptedException {
             lock.lock();
             try {
                 long remaining = timeoutNanos;
-                while (head <= cursor && !redeliveredFor(reader, redeliveredSince) && !closed && remaining > 0) {
+                while (head <= cursor && !redeliveredFor(taken) && !closed && remaining > 0) {
                     remaining = advanced.awaitNanos(remaining);
                 }
-                return head > cursor || redeliveredFor(reader, redeliveredSince);
+                return head > cursor || redeliveredFor(taken);
             } finally {
                 lock.unlock();
             }
         }
 
-        private boolean redeliveredFor(InboxReader reader, long since) {
-            return reader.takesDelivery() && redelivered > since;
+        private boolean redeliveredFor(Taken taken) {
+            return taken.owner && redelivered > taken.upTo;
         }
 
         private void close() {
@@ -286,7 +336,14 @@ public final class InboxFeeds implements Notifier {
     private record Redelivery(long number, Envelope envelope) {
     }
 
-    /** Redeliveries a stream takes, and the number of the last it has then seen. */
-    record Redeliveries(List<Envelope> envelopes, long upTo) {
+    /** A stream's place in its feed's redeliveries: the number of the last it took; guarded by the feed's lock. */
+    static final class Taken {
+        private final boolean owner;
+        private long upTo;
+
+        private Taken(boolean owner, long upTo) {
+            this.owner = owner;
+            this.upTo = upTo;
+        }
     }
 }

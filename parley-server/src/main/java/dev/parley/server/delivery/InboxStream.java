@@ -59,17 +59,14 @@ public final class InboxStream {
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         metrics.openStreams.incrementAndGet();
         long position = cursor.orElse(-1);
-        long redelivered = feed.redelivered(); // what was redelivered before the stream opened, its replay reads
+        InboxFeeds.Taken taken = feed.startTaking(reader);
         try (OutputStream out = response.outputStream()) {
             watch.write(out, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
             while (!feed.closed()) {
-                if (reader.takesDelivery()) {
-                    InboxFeeds.Redeliveries again = feed.redeliveriesAfter(redelivered);
-                    redelivered = again.upTo();
-                    if (!again.envelopes().isEmpty()) {
-                        send(again.envelopes(), inbox, out, watch, false);
-                    }
+                List<Envelope> again = feed.take(taken);
+                if (!again.isEmpty()) {
+                    send(again, inbox, out, watch, false);
                 }
                 List<Envelope> batch = feed.after(position, BATCH);
                 if (batch == null) {
@@ -80,7 +77,7 @@ public final class InboxStream {
                 } else {
                     // Caught up: only the feed can bring news now, so a heartbeat goes back to waiting
                     // without asking the store (10,000 idle streams asked it 667 times a second).
-                    while (!feed.awaitAfter(position, redelivered, heartbeatNanos, reader) && !feed.closed()) {
+                    while (!feed.awaitAfter(position, taken, heartbeatNanos) && !feed.closed()) {
                         watch.write(out, HEARTBEAT);
                     }
                 }
@@ -96,6 +93,7 @@ public final class InboxStream {
         } finally {
             Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
             watchdog.unwatch(watch);
+            feed.stopTaking(taken);
             feeds.release(feed, reader);
             metrics.openStreams.decrementAndGet();
         }

@@ -91,4 +91,35 @@ class InboxFeedsTest {
         }
         assertEquals(range(89, 600), seqs(feed.after(88, 1000)), "small envelopes fill the ring up to 512 again");
     }
+
+    @Test
+    void redeliveriesAreHeldOnlyUntilEveryStreamOfTheOwnerHasTakenThem() {
+        InboxFeeds feeds = new InboxFeeds();
+        InboxFeeds.Feed feed = feeds.acquire(WORKER, InboxReader.OWNER);
+        feeds.acquire(WORKER, InboxReader.OWNER);
+        feeds.acquire(WORKER, InboxReader.OBSERVER);
+        InboxFeeds.Taken first = feed.startTaking(InboxReader.OWNER);
+        InboxFeeds.Taken second = feed.startTaking(InboxReader.OWNER);
+        InboxFeeds.Taken observer = feed.startTaking(InboxReader.OBSERVER);
+
+        for (long seq = 1; seq <= 3; seq++) {
+            feeds.redeliver(envelope(seq));
+        }
+        assertEquals(List.of(), seqs(feed.take(observer)), "only the owner's streams take redeliveries");
+        assertEquals(range(1, 3), seqs(feed.take(first)));
+        assertEquals(3, feed.redeliveriesHeld(), "the second stream has not taken them yet");
+        feeds.redeliver(envelope(4));
+        assertEquals(range(1, 4), seqs(feed.take(second)));
+        assertEquals(1, feed.redeliveriesHeld(), "only 4 waits, for the first stream");
+        assertEquals(List.of(4L), seqs(feed.take(first)));
+        assertEquals(0, feed.redeliveriesHeld());
+
+        feeds.redeliver(envelope(5));
+        feed.stopTaking(second);
+        assertEquals(1, feed.redeliveriesHeld(), "5 still waits for the first stream");
+        InboxFeeds.Taken third = feed.startTaking(InboxReader.OWNER);
+        assertEquals(List.of(), seqs(feed.take(third)), "a new stream starts after what was handed out before it");
+        feed.stopTaking(first);
+        assertEquals(0, feed.redeliveriesHeld(), "no stream left that has not taken 5");
+    }
 }
