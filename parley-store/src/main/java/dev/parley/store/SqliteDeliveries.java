@@ -134,20 +134,51 @@ public final class SqliteDeliveries implements DeliveryStore {
             int read = 0;
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {
-                    int next = Rows.AFTER_ENVELOPE;
-                    Purpose purpose = Purpose.valueOf(rs.getString(next + 1).toUpperCase(Locale.ROOT));
-                    last = new DueKey(Instant.ofEpochMilli(rs.getLong(next + 3)), rs.getString(1), purpose);
+                    last = dueKey(rs);
                     read++;
-                    try {
-                        out.add(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(next)), purpose,
-                                rs.getInt(next + 2), last.dueAt()));
-                    } catch (RuntimeException unreadable) {
-                        unreadable(last, unreadable);
-                    }
+                    readDue(rs, last).ifPresent(out::add);
                 }
             }
             return new DuePage(out, read == limit ? Optional.of(last) : Optional.empty());
         });
+    }
+
+    @Override
+    public List<Due> duePushes(NodeId node, Instant now, int limit) {
+        return readers.read(s -> {
+            var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM envelopes e"
+                    + " INDEXED BY envelopes_undelivered JOIN schedule w ON w.envelope_id = e.id AND w.purpose = 'push'"
+                    + " WHERE e.to_node = ? AND e.delivered_at IS NULL AND w.due_at <= ? ORDER BY e.seq LIMIT ?");
+            select.setString(1, node.value());
+            select.setLong(2, now.toEpochMilli());
+            select.setInt(3, limit);
+            List<Due> out = new ArrayList<>();
+            try (ResultSet rs = select.executeQuery()) {
+                while (rs.next()) {
+                    readDue(rs, dueKey(rs)).ifPresent(out::add);
+                }
+            }
+            return out;
+        });
+    }
+
+    /** The schedule key of a row that selects the envelope and then state, purpose, attempt and due time. */
+    private static DueKey dueKey(ResultSet rs) throws SQLException {
+        int next = Rows.AFTER_ENVELOPE;
+        Purpose purpose = Purpose.valueOf(rs.getString(next + 1).toUpperCase(Locale.ROOT));
+        return new DueKey(Instant.ofEpochMilli(rs.getLong(next + 3)), rs.getString(1), purpose);
+    }
+
+    /** The due entry of such a row, or nothing (and said once) when its envelope cannot be read. */
+    private Optional<Due> readDue(ResultSet rs, DueKey key) throws SQLException {
+        int next = Rows.AFTER_ENVELOPE;
+        try {
+            return Optional.of(new Due(Rows.envelope(rs), DeliveryState.parse(rs.getString(next)), key.purpose(),
+                    rs.getInt(next + 2), key.dueAt()));
+        } catch (RuntimeException unreadable) {
+            unreadable(key, unreadable);
+            return Optional.empty();
+        }
     }
 
     /**

@@ -208,6 +208,25 @@ class SqliteStoreTest {
         assertEquals(readable, keys(deliveries.due(NOW, Optional.empty(), 100).items()));
     }
 
+    /** A node's due pushes come oldest first, without its other entries, what is delivered, or what is due later. */
+    @Test
+    void aNodesDuePushesComeOldestFirstWithoutWhatIsDeliveredOrNotYetDue() {
+        DeliveryStore deliveries = elevenEntriesDueAtNow();
+        List<DeliveryStore.Due> pushes = deliveries.duePushes(WORKER, NOW, 100);
+        assertTrue(pushes.stream().allMatch(d -> d.purpose() == DeliveryStore.Purpose.PUSH), "not the deadlines");
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L), seqs(pushes));
+        assertEquals(List.of(1L, 2L, 3L), seqs(deliveries.duePushes(WORKER, NOW, 3)));
+        assertTrue(deliveries.duePushes(WORKER, NOW.minusMillis(1), 100).isEmpty(), "nothing is due before NOW");
+        assertTrue(deliveries.duePushes(LEAD, NOW, 100).isEmpty(), "another node's");
+
+        deliveries.pushed(List.of(new DeliveryStore.Pushed(pushes.get(1).envelope(), Optional.empty())), NOW);
+        assertEquals(List.of(1L, 3L, 4L, 5L, 6L, 7L), seqs(deliveries.duePushes(WORKER, NOW, 100)));
+    }
+
+    private static List<Long> seqs(List<DeliveryStore.Due> due) {
+        return due.stream().map(d -> d.envelope().seq()).toList();
+    }
+
     /** A webhook node (WORKER) with seven envelopes, each a push due at NOW, every other one a reply deadline at NOW too. */
     private DeliveryStore elevenEntriesDueAtNow() {
         open();

@@ -42,17 +42,29 @@ import java.util.logging.Logger;
 /**
  * Works off what the hub owes envelopes after they are accepted: webhook pushes with
  * retries and dead letters, redelivery of envelopes not acked in time, reply deadlines,
- * and publishing again cross-gateway envelopes their owner did not confirm. New envelopes for webhook nodes are pushed at once; everything else comes
- * from the persisted schedule, which a scanner reads a few times a second, so work left
- * by a crash resumes after the restart. At most {@link #PER_NODE} pushes run per node and
- * {@link #TOTAL} in all: a slow endpoint holds only its own node's permits; of its backlog in
- * the schedule, the scanner takes up at most {@link #TAKEN_PER_NODE} at a time.
+ * and publishing again cross-gateway envelopes their owner did not confirm. New envelopes
+ * for webhook nodes are pushed at once; everything else comes from the persisted schedule,
+ * which a scanner reads a few times a second, so work left by a crash resumes after the
+ * restart. At most {@link #PER_NODE} pushes run per node and {@link #TOTAL} in all: a slow
+ * endpoint holds only its own node's permits. A node's pushes taken up at a time, running
+ * or waiting, each holding its envelope, are bounded: new envelopes' up to
+ * {@link #HELD_PER_NODE}, what the scanner finds (a restart's backlog, retries) up to
+ * {@link #TAKEN_PER_NODE}. The rest waits in the schedule; once a burst has filled a node's
+ * room, its pushes take the next from there as they finish.
  */
 public final class Dispatcher implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
     private static final int PER_NODE = 8;
     /** Pushes of one node the scanner lets be under way at once, running or waiting for a permit. */
     private static final int TAKEN_PER_NODE = 2 * PER_NODE;
+    /**
+     * Pushes of one node that new envelopes may have under way at once. Higher than the
+     * scanner's bound: a busy endpoint's pushes are taken as they commit, from memory, and
+     * only a burst past this many goes through the schedule (a store read for every push or
+     * two, which at full load made webhook deliveries three times slower when the bound was
+     * {@link #TAKEN_PER_NODE}).
+     */
+    static final int HELD_PER_NODE = 256;
     static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
     /** Due entries read per pass of the scanner. */
@@ -84,12 +96,20 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
     /**
-     * Pushes taken up per node: running, or waiting for a permit. The scanner takes no more for
-     * a node that has {@link #TAKEN_PER_NODE}: the rest of its due pushes stay in the schedule
-     * until it takes them later. Reading a backlog of thousands (after a restart, say) would
-     * otherwise make as many waiting threads, each holding its envelope.
+     * Pushes taken up per node: running, or waiting for a permit. Past a bound no more are
+     * taken for the node: the rest of its due pushes stay in the schedule. A backlog of
+     * thousands (after a restart, or a burst to a slow endpoint) would otherwise make as many
+     * waiting threads, each holding its envelope.
      */
     private final Map<NodeId, AtomicInteger> takenPerNode = new ConcurrentHashMap<>();
+    /**
+     * Nodes with due pushes left in the schedule for want of room (a new envelope's among
+     * them): a push of theirs that finishes reads the next ones from the store, so a busy
+     * endpoint is kept fed without waiting for the scanner.
+     */
+    private final Set<NodeId> behind = ConcurrentHashMap.newKeySet();
+    /** Nodes whose next pushes are being read from the store now: one reader per node. */
+    private final Set<NodeId> takingNext = ConcurrentHashMap.newKeySet();
     /** Nodes whose webhook failed since it last delivered: since when, the attempts that failed, the last error. */
     private final Map<NodeId, Failing> failingWebhooks = new ConcurrentHashMap<>();
 
@@ -132,10 +152,21 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         this.scanner = Thread.ofPlatform().name("parley-dispatcher").daemon(true).start(this::scan);
     }
 
-    /** A new envelope for a webhook node is pushed right away (announcer thread: only hands it off). */
+    /**
+     * A new envelope for a webhook node is pushed right away, or, when its node has no room or
+     * pushes left behind already (it queues up behind them, oldest first), left in the schedule
+     * for the node's finishing pushes (announcer thread: it reads nothing, only hands off).
+     */
     @Override
     public void committed(Envelope envelope) {
-        policies.webhookOf(envelope.to()).ifPresent(webhook -> launch(envelope, false));
+        NodeId node = envelope.to();
+        if (policies.webhookOf(node).isPresent() && (behind.contains(node) || !launch(envelope, HELD_PER_NODE))) {
+            behind.add(node);
+            // every push of the node may have finished before it was marked: then none would look
+            if (room(node) >= HELD_PER_NODE / 2) {
+                submit(() -> takeNext(node));
+            }
+        }
     }
 
     /** Lets {@code form} write the pushes of the envelopes it claims (their body and extra headers). */
@@ -168,7 +199,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
                 DeliveryStore.DuePage page = store.due(clock.instant(), after, SCAN_PAGE);
                 after = page.next(); // before the work: an entry whose handling fails holds back only its own page
                 for (DeliveryStore.Due due : page.items()) {
-                    handle(due);
+                    handle(due, TAKEN_PER_NODE);
                 }
                 long now = System.nanoTime();
                 justFinished.values().removeIf(f -> now - f.atNanos() > SETTLE_NANOS);
@@ -186,7 +217,8 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
-    private void handle(DeliveryStore.Due due) {
+    /** Works off one due entry; a push is started if its node has fewer than {@code takenAtMost} under way. */
+    private void handle(DeliveryStore.Due due, int takenAtMost) {
         Envelope envelope = due.envelope();
         Finished finished = justFinished.get(envelope.id());
         if (inFlight.contains(envelope.id()) || (due.purpose() == DeliveryStore.Purpose.PUSH && finished != null
@@ -196,7 +228,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         switch (due.purpose()) {
             case PUSH -> {
                 if (UNACKED.contains(due.state()) && policies.webhookOf(envelope.to()).isPresent()) {
-                    launch(envelope.withAttempt(due.attempt()), true);
+                    launch(envelope.withAttempt(due.attempt()), takenAtMost);
                 } else {
                     store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
                 }
@@ -247,7 +279,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
         metrics.redeliveries.increment();
         if (policy.webhook().isPresent()) {
-            launch(again.get(), true);
+            launch(again.get(), TAKEN_PER_NODE);
         } else {
             feeds.redeliver(again.get());
         }
@@ -289,29 +321,75 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
 
     /**
-     * Starts a push unless one for the envelope is under way, or, for work {@code fromSchedule},
-     * its node has taken all it may: the schedule keeps it. A new envelope's first push is
-     * always taken, as its sender's pace brings it.
+     * Starts a push unless one for the envelope is under way or its node has {@code takenAtMost}
+     * taken up; whether it did. The schedule keeps a push not started.
      */
-    private void launch(Envelope envelope, boolean fromSchedule) {
+    private boolean launch(Envelope envelope, int takenAtMost) {
         if (closed || inFlight.contains(envelope.id())) {
-            return;
+            return false;
         }
         AtomicInteger taken = takenPerNode.computeIfAbsent(envelope.to(), id -> new AtomicInteger());
-        if ((taken.incrementAndGet() > TAKEN_PER_NODE && fromSchedule) || !inFlight.add(envelope.id())) {
+        if (taken.incrementAndGet() > takenAtMost || !inFlight.add(envelope.id())) {
             taken.decrementAndGet();
-            return;
+            return false;
         }
-        try {
-            pushes.submit(() -> push(envelope, taken));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        if (!submit(() -> push(envelope, taken))) {
             done(envelope, taken); // shutting down: the schedule keeps the push for the next start
+            return false;
         }
+        return true;
+    }
+
+    /** Runs {@code work} on a virtual thread of its own; false once the dispatcher is shut down. */
+    private boolean submit(Runnable work) {
+        try {
+            pushes.submit(work);
+            return true;
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /** How many more pushes of new envelopes {@code node} may take up now. */
+    private int room(NodeId node) {
+        AtomicInteger taken = takenPerNode.get(node);
+        return HELD_PER_NODE - (taken == null ? 0 : taken.get());
     }
 
     private void done(Envelope envelope, AtomicInteger taken) {
         inFlight.remove(envelope.id());
         taken.decrementAndGet();
+    }
+
+    /**
+     * Takes up {@code node}'s next due pushes from the store once half its room is free and
+     * while pushes are left behind, so that each read starts many. Entries stay due while
+     * their pushes are under way, so the read asks for those too and {@link #handle} passes
+     * them by. A read that starts nothing stops here (the scanner still finds what it
+     * missed): it must not turn into a loop.
+     */
+    private void takeNext(NodeId node) {
+        while (!closed && behind.contains(node) && room(node) >= HELD_PER_NODE / 2 && takingNext.add(node)) {
+            try {
+                behind.remove(node); // before the read: a push left behind after it marks the node again
+                List<DeliveryStore.Due> next = store.duePushes(node, clock.instant(), HELD_PER_NODE);
+                int before = room(node);
+                next.forEach(due -> handle(due, HELD_PER_NODE));
+                if (room(node) == before) {
+                    return;
+                }
+                if (next.size() == HELD_PER_NODE) {
+                    behind.add(node); // more may wait than this read could ask for
+                }
+            } catch (RuntimeException e) {
+                if (!closed) {
+                    LOG.log(Level.WARNING, "reading the next pushes of " + node + " failed; the scanner takes them", e);
+                }
+                return;
+            } finally {
+                takingNext.remove(node);
+            }
+        }
     }
 
     private void push(Envelope envelope, AtomicInteger taken) {
@@ -336,6 +414,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             justFinished.put(envelope.id(), new Finished(envelope.trace().attempt(), System.nanoTime()));
             done(envelope, taken);
         }
+        takeNext(envelope.to());
     }
 
     private void attempt(Envelope envelope) throws InterruptedException {

@@ -9,7 +9,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.IntUnaryOperator;
 import java.util.logging.Level;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -26,6 +30,8 @@ class WebhookDeliveryTest {
     private static final Duration PATIENCE = Duration.ofSeconds(20);
     /** The dispatcher's bound on pushes in flight to one node. */
     private static final int PUSHES_PER_NODE = 8;
+    /** Pushes of new envelopes a node may have under way, running or waiting (Dispatcher.HELD_PER_NODE). */
+    private static final int HELD_PER_NODE = 256;
     /** How many due entries the dispatcher's scanner reads at a time. */
     private static final int SCAN_PAGE = 256;
 
@@ -226,18 +232,59 @@ class WebhookDeliveryTest {
     }
 
     /**
-     * Sent while the hub runs, every push is taken up as its envelope commits, however many
-     * wait for the node's permits: the senders' pace bounds them.
+     * Sent while the hub runs, each push is taken up as its envelope commits, up to 256 for a
+     * node; a longer burst to an endpoint that does not answer waits in the schedule past that,
+     * not as threads each holding its envelope.
      */
     @Test
-    void newEnvelopesArePushedAsTheyCommitHoweverManyWait() {
-        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMinutes(10)));
+    void aBurstToAnEndpointThatHangsIsTakenUpTo256() {
+        try (HubFixture hub = HubFixture.start(dir,
+                c -> HubFixture.unthrottled(c).withPushTimeout(Duration.ofMinutes(10)));
              WebhookReceiver hanging = new WebhookReceiver(n -> WebhookReceiver.HANG)) {
             String[] stuck = leadAndWebhookWorker(hub, hanging.url(), 5, 50, 100);
-            for (int i = 0; i < 40; i++) {
+            for (int i = 0; i < HELD_PER_NODE + 44; i++) {
                 hub.sendOk(stuck[0], stuck[1], "now " + i);
             }
-            await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == 40);
+            await().atMost(PATIENCE).during(Duration.ofMillis(600))
+                    .until(() -> hub.metric("parley_pushes_in_flight") == HELD_PER_NODE);
+            await().atMost(PATIENCE).until(() -> hanging.hits().size() == PUSHES_PER_NODE); // 8 running
+        }
+    }
+
+    /**
+     * What a burst left in the schedule goes out once the endpoint answers: the pushes that
+     * finish take the next ones from the store, and every envelope is pushed once.
+     */
+    @Test
+    void aBurstLeftInTheScheduleIsPushedOnceEachAsTheEndpointAnswers() {
+        CountDownLatch open = new CountDownLatch(1);
+        IntUnaryOperator afterOpening = n -> {
+            try {
+                open.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 204;
+        };
+        try (HubFixture hub = HubFixture.start(dir,
+                c -> HubFixture.unthrottled(c).withPushTimeout(Duration.ofMinutes(10)));
+             WebhookReceiver gated = new WebhookReceiver(afterOpening)) {
+            String[] pair = leadAndWebhookWorker(hub, gated.url(), 5, 50, 100);
+            Set<String> ids = new HashSet<>();
+            int burst = HELD_PER_NODE + 44;
+            for (int i = 0; i < burst; i++) {
+                ids.add(hub.sendOk(pair[0], pair[1], "burst " + i).text("id"));
+            }
+            await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == HELD_PER_NODE);
+            open.countDown();
+            await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == 0
+                    && gated.answered() >= burst);
+            for (String id : ids) {
+                assertEquals("delivered", hub.status(pair[0], id).text("state"), id);
+            }
+            List<String> pushed = gated.hits().stream().map(WebhookReceiver.Hit::eventId).toList();
+            assertEquals(ids, Set.copyOf(pushed));
+            assertEquals(burst, pushed.size(), "each envelope pushed once");
         }
     }
 
