@@ -264,6 +264,9 @@ public final class InboxFeeds implements Notifier {
             }
             lock.lock();
             try {
+                if (taken.upTo == redelivered) {
+                    return List.of(); // the usual case, asked before every page a stream writes: no garbage for it
+                }
                 long since = taken.upTo;
                 taken.upTo = redelivered;
                 List<Envelope> out = redeliveries.stream().filter(r -> r.number() > since).map(Redelivery::envelope)
