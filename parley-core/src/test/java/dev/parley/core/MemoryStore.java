@@ -331,6 +331,11 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
+    public List<Due> duePushes(NodeId node, Instant now, int limit) {
+        throw new UnsupportedOperationException("the schedule is the dispatcher's");
+    }
+
+    @Override
     public void pushed(List<Pushed> pushes, Instant at) {
         throw new UnsupportedOperationException("the schedule is the dispatcher's");
     }
