@@ -217,21 +217,24 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
-    /** Works off one due entry; a push is started if its node has fewer than {@code takenAtMost} under way. */
-    private void handle(DeliveryStore.Due due, int takenAtMost) {
+    /**
+     * Works off one due entry; a push is started if its node has fewer than {@code takenAtMost}
+     * under way. Whether the entry was worked off: false when it was passed by (under way,
+     * just done, no room for its push).
+     */
+    private boolean handle(DeliveryStore.Due due, int takenAtMost) {
         Envelope envelope = due.envelope();
         Finished finished = justFinished.get(envelope.id());
         if (inFlight.contains(envelope.id()) || (due.purpose() == DeliveryStore.Purpose.PUSH && finished != null
                 && due.attempt() <= finished.attempt())) {
-            return;
+            return false;
         }
         switch (due.purpose()) {
             case PUSH -> {
                 if (UNACKED.contains(due.state()) && policies.webhookOf(envelope.to()).isPresent()) {
-                    launch(envelope.withAttempt(due.attempt()), takenAtMost);
-                } else {
-                    store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
+                    return launch(envelope.withAttempt(due.attempt()), takenAtMost);
                 }
+                store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
             }
             case REDELIVER -> redeliver(due);
             case RELEASE -> released(due);
@@ -243,6 +246,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
                 metrics.incidents.increment();
             }
         }
+        return true;
     }
 
     /** The envelope was delivered but not acked in time: deliver it again, or give up after the last attempt. */
@@ -365,21 +369,24 @@ public final class Dispatcher implements Notifier, AutoCloseable {
      * Takes up {@code node}'s next due pushes from the store once half its room is free and
      * while pushes are left behind, so that each read starts many. Entries stay due while
      * their pushes are under way, so the read asks for those too and {@link #handle} passes
-     * them by. A read that starts nothing stops here (the scanner still finds what it
-     * missed): it must not turn into a loop.
+     * them by. A read that works off nothing stops here, the node still marked if the read
+     * was full (its next finishing push, a new envelope or the scanner goes on): it must not
+     * turn into a loop.
      */
     private void takeNext(NodeId node) {
         while (!closed && behind.contains(node) && room(node) >= HELD_PER_NODE / 2 && takingNext.add(node)) {
             try {
                 behind.remove(node); // before the read: a push left behind after it marks the node again
                 List<DeliveryStore.Due> next = store.duePushes(node, clock.instant(), HELD_PER_NODE);
-                int before = room(node);
-                next.forEach(due -> handle(due, HELD_PER_NODE));
-                if (room(node) == before) {
-                    return;
+                int workedOff = 0;
+                for (DeliveryStore.Due due : next) {
+                    workedOff += handle(due, HELD_PER_NODE) ? 1 : 0;
                 }
                 if (next.size() == HELD_PER_NODE) {
                     behind.add(node); // more may wait than this read could ask for
+                }
+                if (workedOff == 0) {
+                    return;
                 }
             } catch (RuntimeException e) {
                 if (!closed) {
