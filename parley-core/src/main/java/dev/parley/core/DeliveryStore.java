@@ -70,11 +70,18 @@ public interface DeliveryStore {
     DuePage due(Instant now, Optional<DueKey> after, int limit);
 
     /**
+     * A node's due webhook attempts, and whether more may be due than were read (the read
+     * reached its limit, counting entries that could not be read).
+     */
+    record DuePushes(List<Due> items, boolean more) {
+    }
+
+    /**
      * Up to {@code limit} of {@code node}'s webhook attempts due at or before {@code now}, its
      * oldest envelopes first (entries that cannot be read left out, as in {@link #due}): what
      * its webhook takes next once the pushes under way leave room.
      */
-    List<Due> duePushes(NodeId node, Instant now, int limit);
+    DuePushes duePushes(NodeId node, Instant now, int limit);
 
     /** A push attempt that reached its webhook; an ack check follows when {@code redeliverAfter} is set. */
     record Pushed(Envelope envelope, Optional<Duration> redeliverAfter) {

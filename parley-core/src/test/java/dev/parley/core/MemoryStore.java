@@ -331,7 +331,7 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
-    public List<Due> duePushes(NodeId node, Instant now, int limit) {
+    public DuePushes duePushes(NodeId node, Instant now, int limit) {
         throw new UnsupportedOperationException("the schedule is the dispatcher's");
     }
 

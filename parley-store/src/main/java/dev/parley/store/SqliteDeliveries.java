@@ -144,7 +144,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     @Override
-    public List<Due> duePushes(NodeId node, Instant now, int limit) {
+    public DuePushes duePushes(NodeId node, Instant now, int limit) {
         return readers.read(s -> {
             var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM envelopes e"
                     + " INDEXED BY envelopes_undelivered JOIN schedule w ON w.envelope_id = e.id AND w.purpose = 'push'"
@@ -153,12 +153,14 @@ public final class SqliteDeliveries implements DeliveryStore {
             select.setLong(2, now.toEpochMilli());
             select.setInt(3, limit);
             List<Due> out = new ArrayList<>();
+            int read = 0;
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {
+                    read++;
                     readDue(rs, dueKey(rs)).ifPresent(out::add);
                 }
             }
-            return out;
+            return new DuePushes(out, read == limit);
         });
     }
 

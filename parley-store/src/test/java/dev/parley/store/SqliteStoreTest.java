@@ -206,25 +206,32 @@ class SqliteStoreTest {
         assertTrue(readable.size() < keys.size());
         assertEquals(readable, keys(pageThrough(deliveries, 3)));
         assertEquals(readable, keys(deliveries.due(NOW, Optional.empty(), 100).items()));
+        DeliveryStore.DuePushes pushes = deliveries.duePushes(WORKER, NOW, 7);
+        assertEquals(6, pushes.items().size(), "the damaged envelope's push is passed by");
+        assertTrue(pushes.more(), "seven rows were read, one unreadable: more may be due");
     }
 
     /** A node's due pushes come oldest first, without its other entries, what is delivered, or what is due later. */
     @Test
     void aNodesDuePushesComeOldestFirstWithoutWhatIsDeliveredOrNotYetDue() {
         DeliveryStore deliveries = elevenEntriesDueAtNow();
-        List<DeliveryStore.Due> pushes = deliveries.duePushes(WORKER, NOW, 100);
-        assertTrue(pushes.stream().allMatch(d -> d.purpose() == DeliveryStore.Purpose.PUSH), "not the deadlines");
+        DeliveryStore.DuePushes pushes = deliveries.duePushes(WORKER, NOW, 100);
+        assertTrue(pushes.items().stream().allMatch(d -> d.purpose() == DeliveryStore.Purpose.PUSH),
+                "not the deadlines");
         assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L), seqs(pushes));
-        assertEquals(List.of(1L, 2L, 3L), seqs(deliveries.duePushes(WORKER, NOW, 3)));
-        assertTrue(deliveries.duePushes(WORKER, NOW.minusMillis(1), 100).isEmpty(), "nothing is due before NOW");
-        assertTrue(deliveries.duePushes(LEAD, NOW, 100).isEmpty(), "another node's");
+        assertFalse(pushes.more());
+        DeliveryStore.DuePushes first = deliveries.duePushes(WORKER, NOW, 3);
+        assertEquals(List.of(1L, 2L, 3L), seqs(first));
+        assertTrue(first.more(), "a read that reached its limit says more may be due");
+        assertTrue(deliveries.duePushes(WORKER, NOW.minusMillis(1), 100).items().isEmpty(), "nothing due before NOW");
+        assertTrue(deliveries.duePushes(LEAD, NOW, 100).items().isEmpty(), "another node's");
 
-        deliveries.pushed(List.of(new DeliveryStore.Pushed(pushes.get(1).envelope(), Optional.empty())), NOW);
+        deliveries.pushed(List.of(new DeliveryStore.Pushed(pushes.items().get(1).envelope(), Optional.empty())), NOW);
         assertEquals(List.of(1L, 3L, 4L, 5L, 6L, 7L), seqs(deliveries.duePushes(WORKER, NOW, 100)));
     }
 
-    private static List<Long> seqs(List<DeliveryStore.Due> due) {
-        return due.stream().map(d -> d.envelope().seq()).toList();
+    private static List<Long> seqs(DeliveryStore.DuePushes due) {
+        return due.items().stream().map(d -> d.envelope().seq()).toList();
     }
 
     /** A webhook node (WORKER) with seven envelopes, each a push due at NOW, every other one a reply deadline at NOW too. */

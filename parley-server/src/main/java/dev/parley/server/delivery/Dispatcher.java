@@ -377,12 +377,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         while (!closed && behind.contains(node) && room(node) >= HELD_PER_NODE / 2 && takingNext.add(node)) {
             try {
                 behind.remove(node); // before the read: a push left behind after it marks the node again
-                List<DeliveryStore.Due> next = store.duePushes(node, clock.instant(), HELD_PER_NODE);
+                DeliveryStore.DuePushes next = store.duePushes(node, clock.instant(), HELD_PER_NODE);
                 int workedOff = 0;
-                for (DeliveryStore.Due due : next) {
+                for (DeliveryStore.Due due : next.items()) {
                     workedOff += handle(due, HELD_PER_NODE) ? 1 : 0;
                 }
-                if (next.size() == HELD_PER_NODE) {
+                if (next.more()) {
                     behind.add(node); // more may wait than this read could ask for
                 }
                 if (workedOff == 0) {
