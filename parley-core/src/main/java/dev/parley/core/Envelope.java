@@ -16,6 +16,14 @@ public record Envelope(String id, long seq, NodeId from, NodeId to, String kind,
         meta = Map.copyOf(meta);
     }
 
+    /**
+     * The characters of its text and data: the parts a sender sizes, and most of what it
+     * weighs in memory or in a frame.
+     */
+    public long contentChars() {
+        return text.map(String::length).orElse(0) + data.map(d -> d.json().length()).orElse(0);
+    }
+
     /** A copy with the inbox position the store assigned. */
     public Envelope withSeq(long assigned) {
         return new Envelope(id, assigned, from, to, kind, text, data, corrId, threadId, topic, messageId, meta,

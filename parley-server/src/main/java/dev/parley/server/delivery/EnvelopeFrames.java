@@ -26,8 +26,7 @@ final class EnvelopeFrames {
     static ByteArrayOutputStream buffer(Collection<Envelope> envelopes, int lead) {
         long size = lead;
         for (Envelope envelope : envelopes) {
-            size += OVERHEAD + envelope.text().map(String::length).orElse(0)
-                    + envelope.data().map(d -> d.json().length()).orElse(0);
+            size += OVERHEAD + envelope.contentChars();
         }
         return new ByteArrayOutputStream((int) Math.min(size, Integer.MAX_VALUE - 8));
     }

@@ -171,7 +171,7 @@ public final class InboxFeeds implements Notifier {
                     first = envelope.seq();
                 }
                 count++;
-                chars += chars(envelope);
+                chars += envelope.contentChars();
                 while (count > 1 && chars > RING_CHARS) {
                     dropOldest(1);
                 }
@@ -186,7 +186,7 @@ public final class InboxFeeds implements Notifier {
         private void dropOldest(int n) {
             for (int i = 0; i < n; i++) {
                 int slot = slot(first);
-                chars -= chars(ring[slot]);
+                chars -= ring[slot].contentChars();
                 ring[slot] = null;
                 first++;
                 count--;
@@ -329,11 +329,6 @@ public final class InboxFeeds implements Notifier {
                 lock.unlock();
             }
         }
-    }
-
-    /** What an envelope weighs in a ring: the characters of its text and data, the parts a sender sizes. */
-    private static long chars(Envelope envelope) {
-        return envelope.text().map(String::length).orElse(0) + envelope.data().map(d -> d.json().length()).orElse(0);
     }
 
     private record Redelivery(long number, Envelope envelope) {

@@ -116,11 +116,6 @@ public final class MessageFlow implements Notifier {
     private record Taken(List<Envelope> envelopes, long dropped) {
     }
 
-    /** What an envelope weighs in a follower's queue: its text and data, which are most of its frame. */
-    private static long chars(Envelope envelope) {
-        return envelope.text().map(String::length).orElse(0) + envelope.data().map(d -> d.json().length()).orElse(0);
-    }
-
     /** One open stream: its caller and the envelopes committed for it and not yet written. */
     private final class Follower {
         private final Principal viewer;
@@ -139,7 +134,7 @@ public final class MessageFlow implements Notifier {
             if (!Messages.visibleTo(viewer, envelope)) {
                 return;
             }
-            long chars = chars(envelope);
+            long chars = envelope.contentChars();
             lock.lock();
             try {
                 if (queue.size() < QUEUE && queuedChars + chars <= QUEUE_CHARS) {
@@ -175,7 +170,7 @@ public final class MessageFlow implements Notifier {
                 List<Envelope> envelopes = new ArrayList<>(Math.min(queue.size(), BATCH));
                 while (!queue.isEmpty() && envelopes.size() < BATCH) {
                     Envelope next = queue.poll();
-                    queuedChars -= chars(next);
+                    queuedChars -= next.contentChars();
                     envelopes.add(next);
                 }
                 Taken taken = new Taken(envelopes, dropped);
