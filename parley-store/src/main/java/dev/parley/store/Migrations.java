@@ -31,7 +31,8 @@ final class Migrations {
             "V12__schedules.sql",
             "V13__chat.sql",
             "V14__chat_irc.sql",
-            "V15__traces.sql");
+            "V15__traces.sql",
+            "V16__schedule_scan_order.sql");
 
     private Migrations() {
     }
