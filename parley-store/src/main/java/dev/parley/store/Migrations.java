@@ -32,7 +32,8 @@ final class Migrations {
             "V13__chat.sql",
             "V14__chat_irc.sql",
             "V15__traces.sql",
-            "V16__schedule_scan_order.sql");
+            "V16__schedule_scan_order.sql",
+            "V17__audit_folding.sql");
 
     private Migrations() {
     }

@@ -54,6 +54,11 @@ public final class SqliteStore implements EventStore {
     private static final int READERS = 4;
     /** How many seqs one query of {@link #unackedAfter} looks at. */
     private static final int UNACKED_WINDOW = 1024;
+    /**
+     * How often the writer folds new audit entries into the by-node and by-rule indexes while
+     * writes come in (BENCHMARKS.md, "audit folding": shorter folds more often cost more pages).
+     */
+    static final Duration AUDIT_FOLD_EVERY = Duration.ofMillis(100);
 
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
@@ -73,11 +78,15 @@ public final class SqliteStore implements EventStore {
 
     /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
     public static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer) {
-        return open(dataDir, notifier, observer, Checkpointer.RESTART_AT_BYTES);
+        return open(dataDir, notifier, observer, Checkpointer.RESTART_AT_BYTES, AUDIT_FOLD_EVERY);
     }
 
-    /** {@link #open(Path, Notifier, CommitObserver)} with the WAL size at which the log is restarted. */
-    static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes) {
+    /**
+     * {@link #open(Path, Notifier, CommitObserver)} with the WAL size at which the log is restarted
+     * and how often new audit entries are folded into the audit's indexes.
+     */
+    static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes,
+                            Duration auditFoldEvery) {
         try {
             Files.createDirectories(dataDir);
         } catch (IOException e) {
@@ -95,7 +104,7 @@ public final class SqliteStore implements EventStore {
                     throw e;
                 }
                 return connection;
-            }, notifier, observer);
+            }, notifier, observer, new Writer.Upkeep(auditFoldEvery, Ledger::foldAudit));
             ReadPool readers = new ReadPool(file, READERS);
             Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes);
             writer.afterEachCommit(checkpointer::nudge);
@@ -423,42 +432,49 @@ public final class SqliteStore implements EventStore {
         });
     }
 
+    private static final String AUDIT_SELECT = "SELECT id, at, actor, action, target, decision, reason, envelope_id,"
+            + " policy_version, rule FROM audit";
+
+    /** One part of an audit query: a condition and the values of its parameters. */
+    private record AuditPart(String where, List<Object> args) {
+    }
+
     @Override
     public List<AuditRecord> audit(AuditQuery query) {
         // Only the filters given take part in the statement, so each stays an indexed lookup;
         // the few shapes this produces are prepared once each.
-        StringBuilder sql = new StringBuilder("SELECT id, at, actor, action, target, decision, reason, envelope_id,"
-                + " policy_version, rule FROM audit WHERE 1 = 1");
+        List<AuditPart> filters = new ArrayList<>();
+        query.decision().ifPresent(d -> filters.add(new AuditPart("decision = ?", List.of(d.wire()))));
+        query.rule().ifPresent(r -> filters.add(new AuditPart("rule = ?", List.of(r))));
+        query.action().ifPresent(a -> filters.add(new AuditPart("action = ?", List.of(a))));
+        query.since().ifPresent(t -> filters.add(new AuditPart("at >= ?", List.of(t.toEpochMilli()))));
+        query.until().ifPresent(t -> filters.add(new AuditPart("at < ?", List.of(t.toEpochMilli()))));
+        query.before().ifPresent(id -> filters.add(new AuditPart("id < ?", List.of(id))));
+        // The by-node and by-rule indexes hold folded entries only (Ledger.foldAudit): a filter on
+        // either reads the newest matches from them and from the few entries not folded yet.
+        List<AuditPart> parts = new ArrayList<>();
+        query.node().ifPresentOrElse(n -> {
+            parts.add(new AuditPart("folded = 1 AND actor = ?", List.of(n)));
+            parts.add(new AuditPart("folded = 1 AND target = ?", List.of(n)));
+            parts.add(new AuditPart("folded = 0 AND (actor = ? OR target = ?)", List.of(n, n)));
+        }, () -> {
+            if (query.rule().isPresent()) {
+                parts.add(new AuditPart("folded = 1", List.of()));
+                parts.add(new AuditPart("folded = 0", List.of()));
+            }
+        });
+        StringBuilder sql = new StringBuilder();
         List<Object> args = new ArrayList<>();
-        query.node().ifPresent(n -> {
-            sql.append(" AND (actor = ? OR target = ?)");
-            args.add(n);
-            args.add(n);
-        });
-        query.decision().ifPresent(d -> {
-            sql.append(" AND decision = ?");
-            args.add(d.wire());
-        });
-        query.rule().ifPresent(r -> {
-            sql.append(" AND rule = ?");
-            args.add(r);
-        });
-        query.action().ifPresent(a -> {
-            sql.append(" AND action = ?");
-            args.add(a);
-        });
-        query.since().ifPresent(t -> {
-            sql.append(" AND at >= ?");
-            args.add(t.toEpochMilli());
-        });
-        query.until().ifPresent(t -> {
-            sql.append(" AND at < ?");
-            args.add(t.toEpochMilli());
-        });
-        query.before().ifPresent(id -> {
-            sql.append(" AND id < ?");
-            args.add(id);
-        });
+        if (parts.isEmpty()) {
+            auditWhere(sql, args, new AuditPart("1 = 1", List.of()), filters);
+        } else {
+            for (AuditPart part : parts) {
+                sql.append(sql.isEmpty() ? "" : " UNION ").append("SELECT * FROM (");
+                auditWhere(sql, args, part, filters);
+                sql.append(" ORDER BY id DESC LIMIT ?)");
+                args.add(query.limit());
+            }
+        }
         sql.append(" ORDER BY id DESC LIMIT ?");
         args.add(query.limit());
         return readers.read(s -> {
@@ -484,6 +500,16 @@ public final class SqliteStore implements EventStore {
             }
             return out;
         });
+    }
+
+    /** Appends {@code SELECT … WHERE part AND filters…} and the values of its parameters. */
+    private static void auditWhere(StringBuilder sql, List<Object> args, AuditPart part, List<AuditPart> filters) {
+        sql.append(AUDIT_SELECT).append(" WHERE ").append(part.where());
+        args.addAll(part.args());
+        for (AuditPart filter : filters) {
+            sql.append(" AND ").append(filter.where());
+            args.addAll(filter.args());
+        }
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.parley.core.StoreHealth;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,6 +64,15 @@ final class Writer implements AutoCloseable {
     private record Pending<T>(Job<T> job, CompletableFuture<T> result) {
     }
 
+    /**
+     * Work the writer adds to a batch that carries other work, at most once {@code every}, as
+     * the batch's last job in a savepoint of its own: bulk work that is cheaper the more of it
+     * waits, done only while writes come in (an idle hub commits nothing for it). Its failure
+     * is logged and undone, and the batch's other jobs commit as usual.
+     */
+    record Upkeep(Duration every, Job<?> job) {
+    }
+
     private final Opener opener;
     private final Notifier notifier;
     private final CommitObserver observer;
@@ -78,15 +88,30 @@ final class Writer implements AutoCloseable {
     private static final Runnable END = () -> { };
     private volatile boolean closing;
     private volatile Runnable afterCommit = () -> { };
+    private final Pending<?> upkeep;
+    private final long upkeepNanos;
+    /** When the upkeep last joined a batch. Writer thread only. */
+    private long lastUpkeepNanos;
     private volatile StoreHealth health = StoreHealth.OK;
     /** The open connection and what is known about it; null while no connection could be opened. Writer thread only. */
     private Tx tx;
     private long lastAttemptNanos;
 
-    Writer(Opener opener, Notifier notifier, CommitObserver observer) throws SQLException {
+    Writer(Opener opener, Notifier notifier, CommitObserver observer, Upkeep upkeep) throws SQLException {
         this.opener = opener;
         this.notifier = notifier;
         this.observer = observer;
+        // One pending entry for every run: nobody waits for its result, so completing it again is harmless.
+        this.upkeep = new Pending<>(tx -> {
+            try {
+                return upkeep.job().run(tx);
+            } catch (SQLException | RuntimeException e) {
+                LOG.log(Level.FINE, "upkeep failed; the next batch tries again", e);
+                throw e;
+            }
+        }, new CompletableFuture<>());
+        this.upkeepNanos = upkeep.every().toNanos();
+        this.lastUpkeepNanos = System.nanoTime();
         this.tx = connect();
         this.announcer = Thread.ofPlatform().name("parley-announcer").daemon(false).start(this::announce);
         this.thread = Thread.ofPlatform().name("parley-writer").daemon(false).start(this::loop);
@@ -174,6 +199,7 @@ final class Writer implements AutoCloseable {
             if (first != null) {
                 batch.add(first);
                 queue.drainTo(batch, MAX_BATCH - 1);
+                addUpkeep(batch);
             } else if (closing && queue.isEmpty()) {
                 handOver(END);
                 return;
@@ -191,6 +217,14 @@ final class Writer implements AutoCloseable {
             }
             handOver(answers); // before the nudge, which may hold the next commit: this batch's callers need not wait
             afterCommit.run();
+        }
+    }
+
+    private void addUpkeep(List<Pending<?>> batch) {
+        long now = System.nanoTime();
+        if (now - lastUpkeepNanos >= upkeepNanos) {
+            lastUpkeepNanos = now;
+            batch.add(upkeep);
         }
     }
 

@@ -18,6 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -85,6 +88,77 @@ class SqliteAuditAndSchemasTest {
         List<AuditRecord> second = store.audit(all(4).before(first.getLast().id()));
         assertEquals(List.of(9, 8, 7, 6), seconds(first));
         assertEquals(List.of(5, 4, 3, 2), seconds(second));
+    }
+
+    /** Opens the store folding new audit entries into the audit's indexes in every batch, or never. */
+    private void open(boolean foldEveryBatch) {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES,
+                foldEveryBatch ? Duration.ZERO : Duration.ofDays(1));
+    }
+
+    private long unfolded() throws SQLException {
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+             var rs = c.createStatement().executeQuery("SELECT count(*) FROM audit WHERE folded = 0")) {
+            return rs.getLong(1);
+        }
+    }
+
+    private static AuditEntry between(int second, String actor, String target, Optional<String> rule) {
+        return new AuditEntry(T0.plusSeconds(second), actor, "send", target, AuditEntry.Decision.ALLOW, "why",
+                Optional.empty(), "p-000000000000", rule);
+    }
+
+    private List<Integer> byNode(String node, int limit, Optional<Long> before) {
+        return seconds(store.audit(new AuditQuery(Optional.of(node), Optional.empty(), Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.empty(), before, limit)));
+    }
+
+    private List<Integer> byRule(String rule) {
+        return seconds(store.audit(new AuditQuery(Optional.empty(), Optional.empty(), Optional.of(rule),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), 100)));
+    }
+
+    @Test
+    void nodeAndRuleFiltersFindEntriesWhetherFoldedIntoTheIndexesOrNot() throws SQLException {
+        open(true);
+        store.audit(between(0, "a", "b", Optional.empty()));
+        store.audit(between(1, "b", "a", Optional.of("r")));
+        store.audit(between(2, "a", "a", Optional.empty())); // a node's own entry: once, not once per index
+        store.audit(between(3, "c", "b", Optional.of("r")));
+        assertEquals(0, unfolded(), "every batch folded");
+        store.close();
+        open(false);
+        store.audit(between(4, "a", "b", Optional.of("r")));
+        store.audit(between(5, "a", "a", Optional.empty()));
+        store.audit(between(6, "c", "c", Optional.of("s")));
+        store.audit(between(7, "b", "a", Optional.empty()));
+        assertEquals(4, unfolded(), "nothing folded");
+
+        List<Integer> ofA = List.of(7, 5, 4, 2, 1, 0);
+        assertEquals(ofA, byNode("a", 100, Optional.empty()));
+        assertEquals(List.of(7, 4, 3, 1, 0), byNode("b", 100, Optional.empty()));
+        assertEquals(List.of(6, 3), byNode("c", 100, Optional.empty()));
+        assertEquals(List.of(4, 3, 1), byRule("r"));
+        assertEquals(List.of(6), byRule("s"));
+        // Pages of two, across the folded and unfolded entries.
+        List<Integer> paged = new java.util.ArrayList<>();
+        List<AuditRecord> page = store.audit(new AuditQuery(Optional.of("a"), Optional.empty(), 2));
+        while (!page.isEmpty()) {
+            paged.addAll(seconds(page));
+            page = store.audit(new AuditQuery(Optional.of("a"), Optional.empty(), 2).before(page.getLast().id()));
+        }
+        assertEquals(ofA, paged);
+        assertEquals(List.of(4), seconds(store.audit(new AuditQuery(Optional.of("b"), Optional.empty(),
+                Optional.of("r"), Optional.empty(), Optional.of(T0.plusSeconds(4)), Optional.empty(), Optional.empty(),
+                100))), "node, rule and time together");
+
+        store.close();
+        open(true);
+        store.audit(between(8, "b", "d", Optional.empty()));
+        assertEquals(0, unfolded(), "the next batch folds what waited");
+        assertEquals(ofA, byNode("a", 100, Optional.empty()));
+        assertEquals(List.of(8, 7, 4, 3, 1, 0), byNode("b", 100, Optional.empty()));
+        assertEquals(List.of(4, 3, 1), byRule("r"));
     }
 
     @Test

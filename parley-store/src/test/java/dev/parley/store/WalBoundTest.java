@@ -48,7 +48,7 @@ class WalBoundTest {
 
     @Test
     void theWalStaysBoundedUnderSteadyCommitsAndReaders(@TempDir Path dir) throws Exception {
-        try (SqliteStore store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, RESTART_AT)) {
+        try (SqliteStore store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, RESTART_AT, SqliteStore.AUDIT_FOLD_EVERY)) {
             load(store, dir.resolve(SqliteStore.FILE_NAME + "-wal"));
         }
     }
@@ -60,7 +60,7 @@ class WalBoundTest {
      */
     @Test
     void aReaderOutsideTheHubThatBlocksRestartsDoesNotHoldCommits(@TempDir Path dir) throws Exception {
-        try (SqliteStore store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, RESTART_AT)) {
+        try (SqliteStore store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, RESTART_AT, SqliteStore.AUDIT_FOLD_EVERY)) {
             append(store);
             try (Connection outside = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME))) {
                 outside.setAutoCommit(false);

@@ -109,6 +109,15 @@ class StorageFullTest {
         hub.createNode("newcomer", null);
         assertEquals(List.of(polled), ids(hub.inbox(poller)), "polled again once space is back");
         assertEquals("delivered", hub.status(lead, polled).text("state"), "and delivered by now");
+        // Audit entries are folded into the by-node index after their commit: those written before the
+        // disk filled, while it was full and after are all found by node, once each, and no refused send's.
+        HubFixture.Resp audit = hub.get(hub.admin(), "/v1/audit?node=worker&action=send&format=jsonl");
+        assertEquals(200, audit.status(), audit::toString);
+        List<String> audited = new ArrayList<>();
+        for (String line : audit.body().split("\n")) {
+            audited.addFirst(HubFixture.JSON.readTree(line).get("envelopeId").asText()); // the log is newest first
+        }
+        assertEquals(accepted, audited);
     }
 
     private static List<String> ids(List<JsonNode> envelopes) {
