@@ -65,10 +65,11 @@ final class Writer implements AutoCloseable {
     }
 
     /**
-     * Work the writer adds to a batch that carries other work, at most once {@code every}, as
-     * the batch's last job in a savepoint of its own: bulk work that is cheaper the more of it
-     * waits, done only while writes come in (an idle hub commits nothing for it). Its failure
-     * is logged and undone, and the batch's other jobs commit as usual.
+     * Work the writer commits on its own right after a batch of other work, at most once
+     * {@code every}: bulk work that is cheaper the more of it waits, done only while writes
+     * come in (an idle hub commits nothing for it). A transaction of its own, so that its
+     * failure (logged, and undone) never costs another job its commit, and the batch before
+     * it is answered without waiting for it.
      */
     record Upkeep(Duration every, Job<?> job) {
     }
@@ -90,7 +91,7 @@ final class Writer implements AutoCloseable {
     private volatile Runnable afterCommit = () -> { };
     private final Pending<?> upkeep;
     private final long upkeepNanos;
-    /** When the upkeep last joined a batch. Writer thread only. */
+    /** When the upkeep last ran. Writer thread only. */
     private long lastUpkeepNanos;
     private volatile StoreHealth health = StoreHealth.OK;
     /** The open connection and what is known about it; null while no connection could be opened. Writer thread only. */
@@ -199,7 +200,6 @@ final class Writer implements AutoCloseable {
             if (first != null) {
                 batch.add(first);
                 queue.drainTo(batch, MAX_BATCH - 1);
-                addUpkeep(batch);
             } else if (closing && queue.isEmpty()) {
                 handOver(END);
                 return;
@@ -208,24 +208,25 @@ final class Writer implements AutoCloseable {
             } else {
                 continue;
             }
-            Runnable answers;
-            commits.lock();
-            try {
-                answers = commit(batch);
-            } finally {
-                commits.unlock();
+            commitAndHandOver(batch);
+            long now = System.nanoTime();
+            if (first != null && now - lastUpkeepNanos >= upkeepNanos) {
+                lastUpkeepNanos = now;
+                commitAndHandOver(List.of(upkeep));
             }
-            handOver(answers); // before the nudge, which may hold the next commit: this batch's callers need not wait
-            afterCommit.run();
         }
     }
 
-    private void addUpkeep(List<Pending<?>> batch) {
-        long now = System.nanoTime();
-        if (now - lastUpkeepNanos >= upkeepNanos) {
-            lastUpkeepNanos = now;
-            batch.add(upkeep);
+    private void commitAndHandOver(List<Pending<?>> batch) {
+        Runnable answers;
+        commits.lock();
+        try {
+            answers = commit(batch);
+        } finally {
+            commits.unlock();
         }
+        handOver(answers); // before the nudge, which may hold the next commit: this batch's callers need not wait
+        afterCommit.run();
     }
 
     /** Hands a committed batch's answers to the announcer; waits while it is {@code announcements}' length behind. */

@@ -90,7 +90,7 @@ class SqliteAuditAndSchemasTest {
         assertEquals(List.of(5, 4, 3, 2), seconds(second));
     }
 
-    /** Opens the store folding new audit entries into the audit's indexes in every batch, or never. */
+    /** Opens the store folding new audit entries into the audit's indexes after every batch, or never. */
     private void open(boolean foldEveryBatch) {
         store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES,
                 foldEveryBatch ? Duration.ZERO : Duration.ofDays(1));
@@ -125,7 +125,7 @@ class SqliteAuditAndSchemasTest {
         store.audit(between(1, "b", "a", Optional.of("r")));
         store.audit(between(2, "a", "a", Optional.empty())); // a node's own entry: once, not once per index
         store.audit(between(3, "c", "b", Optional.of("r")));
-        assertEquals(0, unfolded(), "every batch folded");
+        assertEquals(0, unfolded(), "folded after every batch");
         store.close();
         open(false);
         store.audit(between(4, "a", "b", Optional.of("r")));
