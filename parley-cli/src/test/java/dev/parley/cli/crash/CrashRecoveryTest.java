@@ -33,6 +33,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -363,6 +364,8 @@ class CrashRecoveryTest {
                     String other = markerToId.put(marker, id);
                     assertTrue(other == null, "request " + marker + " was committed twice: ids " + other + " and " + id);
                 }
+                assertEquals(ids(items), auditedSendsTo(c, w), "inbox " + w + ": every envelope audited once, folded"
+                        + " into the audit's by-node index before the kill or not");
                 total += items.size();
             }
         } finally {
@@ -393,6 +396,26 @@ class CrashRecoveryTest {
         }
         assertEquals(accepted, total, "inboxes hold exactly the accepted envelopes");
         return new Totals(total);
+    }
+
+    private static Set<String> ids(List<JsonNode> envelopes) {
+        return envelopes.stream().map(e -> e.path("id").asText()).collect(Collectors.toSet());
+    }
+
+    /** The envelope ids of the allowed sends to {@code node} in the audit log, found by node; each must be there once. */
+    private Set<String> auditedSendsTo(HttpConnection c, String node) throws IOException {
+        HttpConnection.Response res = c.call("GET", "/v1/audit?node=" + node + "&action=send&decision=allow&format=jsonl",
+                ADMIN, null);
+        assertEquals(200, res.status(), "GET audit of " + node + ": " + res.body());
+        Set<String> audited = new HashSet<>();
+        for (String line : res.body().split("\n")) {
+            JsonNode entry = JSON.readTree(line);
+            if (entry.path("target").asText().equals(node)) {
+                String id = entry.path("envelopeId").asText();
+                assertTrue(audited.add(id), "the send of " + id + " is audited twice");
+            }
+        }
+        return audited;
     }
 
     private List<JsonNode> readInbox(HttpConnection c, String node) throws IOException {
