@@ -66,6 +66,7 @@ final class EnvelopePrefill {
                     + "kind, text, data, corr_id, thread_id, message_id, meta, created_at, attempt, route, policy_version, "
                     + "state, delivered_at, topic, rule) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, "
                     + "'delivered', ?, NULL, ?)");
+                 // folded is left to its default (1): the prefilled entries are in the audit's indexes already
                  PreparedStatement insertAudit = c.prepareStatement("INSERT INTO audit (at, actor, action, target, decision, "
                          + "reason, envelope_id, policy_version, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
                 String kind = (String) envelope.get("kind");

@@ -107,7 +107,7 @@ final class Writer implements AutoCloseable {
             try {
                 return upkeep.job().run(tx);
             } catch (SQLException | RuntimeException e) {
-                LOG.log(Level.FINE, "upkeep failed; the next batch tries again", e);
+                LOG.log(Level.FINE, "upkeep failed; it is tried again after its interval", e);
                 throw e;
             }
         }, new CompletableFuture<>());
@@ -208,20 +208,22 @@ final class Writer implements AutoCloseable {
             } else {
                 continue;
             }
-            commitAndHandOver(batch);
+            commitAndHandOver(batch, false);
             long now = System.nanoTime();
-            if (first != null && now - lastUpkeepNanos >= upkeepNanos) {
+            // Not while commits fail: the fold has nothing to take in then (failed batches audit
+            // nothing), and its empty commit would report the store healthy between two failures.
+            if (first != null && health == StoreHealth.OK && now - lastUpkeepNanos >= upkeepNanos) {
                 lastUpkeepNanos = now;
-                commitAndHandOver(List.of(upkeep));
+                commitAndHandOver(List.of(upkeep), true);
             }
         }
     }
 
-    private void commitAndHandOver(List<Pending<?>> batch) {
+    private void commitAndHandOver(List<Pending<?>> batch, boolean isUpkeep) {
         Runnable answers;
         commits.lock();
         try {
-            answers = commit(batch);
+            answers = commit(batch, isUpkeep);
         } finally {
             commits.unlock();
         }
@@ -267,8 +269,13 @@ final class Writer implements AutoCloseable {
         return null;
     }
 
-    /** Runs the batch in one transaction; returns what is left once the transaction is over: answers and announcements. */
-    private Runnable commit(List<Pending<?>> batch) {
+    /**
+     * Runs the batch in one transaction; returns what is left once the transaction is over:
+     * answers and announcements. The upkeep's commit is neither a group commit of the metrics
+     * nor, while it commits, a word on the store's health: its own refusal, undone, says
+     * nothing of the writes around it (a failed commit still does).
+     */
+    private Runnable commit(List<Pending<?>> batch, boolean isUpkeep) {
         long start = System.nanoTime();
         lastAttemptNanos = start;
         Object[] results = new Object[batch.size()];
@@ -296,12 +303,16 @@ final class Writer implements AutoCloseable {
             return () -> batch.forEach(p -> p.result().completeExceptionally(e));
         }
         long ended = System.nanoTime();
-        observer.committed(batch.size(), ended - start);
-        health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
+        if (!isUpkeep) {
+            observer.committed(batch.size(), ended - start);
+            health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
+        }
         List<Envelope> committed = tx.drainCommitted();
         List<Delivered> deliveries = tx.drainDeliveries();
         return () -> {
-            observer.announcing(ended - start, ended);
+            if (!isUpkeep) {
+                observer.announcing(ended - start, ended);
+            }
             for (int i = 0; i < batch.size(); i++) {
                 complete(batch.get(i), results[i], failures[i]);
             }

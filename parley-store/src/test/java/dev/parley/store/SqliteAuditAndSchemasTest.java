@@ -125,8 +125,8 @@ class SqliteAuditAndSchemasTest {
         store.audit(between(1, "b", "a", Optional.of("r")));
         store.audit(between(2, "a", "a", Optional.empty())); // a node's own entry: once, not once per index
         store.audit(between(3, "c", "b", Optional.of("r")));
+        store.close(); // the writer's last fold is done once it is closed: each runs after the batch it follows
         assertEquals(0, unfolded(), "folded after every batch");
-        store.close();
         open(false);
         store.audit(between(4, "a", "b", Optional.of("r")));
         store.audit(between(5, "a", "a", Optional.empty()));
@@ -155,10 +155,12 @@ class SqliteAuditAndSchemasTest {
         store.close();
         open(true);
         store.audit(between(8, "b", "d", Optional.empty()));
-        assertEquals(0, unfolded(), "the next batch folds what waited");
         assertEquals(ofA, byNode("a", 100, Optional.empty()));
         assertEquals(List.of(8, 7, 4, 3, 1, 0), byNode("b", 100, Optional.empty()));
         assertEquals(List.of(4, 3, 1), byRule("r"));
+        store.close();
+        store = null;
+        assertEquals(0, unfolded(), "the fold after the next batch took in what waited");
     }
 
     @Test

@@ -73,6 +73,18 @@ class WriterRecoveryTest {
     }
 
     @Test
+    void theAuditFoldDoesNotReportTheStoreHealthyAfterAFailedCommit() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO);
+        append();
+        injectFault("BEFORE INSERT ON envelopes");
+        fault(true);
+        assertThrows(ParleyException.class, this::append);
+        store.close(); // the writer stops after what followed the failed batch: a fold, had it run, would be done
+        assertEquals(StoreHealth.FAILING, store.health(), "no fold commits while commits fail");
+        store = null;
+    }
+
+    @Test
     void deliveryMarksLostWithAFailedCommitAreWrittenOnceWritesWork() throws Exception {
         store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
         Envelope envelope = append();
