@@ -272,8 +272,8 @@ final class Writer implements AutoCloseable {
     /**
      * Runs the batch in one transaction; returns what is left once the transaction is over:
      * answers and announcements. The upkeep's commit is neither a group commit of the metrics
-     * nor, while it commits, a word on the store's health: its own refusal, undone, says
-     * nothing of the writes around it (a failed commit still does).
+     * nor a word on the store's health, failed or not: the batches around it say how writes
+     * go, and a fold that a nearly full disk refuses must not flip the health between them.
      */
     private Runnable commit(List<Pending<?>> batch, boolean isUpkeep) {
         long start = System.nanoTime();
@@ -299,7 +299,12 @@ final class Writer implements AutoCloseable {
             }
             tx.statements().connection().commit();
         } catch (SQLException e) {
-            failed(e);
+            if (isUpkeep) {
+                LOG.log(Level.FINE, "the upkeep's commit failed; it is tried again after its interval", e);
+            } else {
+                health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
+            }
+            startOver();
             return () -> batch.forEach(p -> p.result().completeExceptionally(e));
         }
         long ended = System.nanoTime();
@@ -353,8 +358,7 @@ final class Writer implements AutoCloseable {
     }
 
     /** Starts over on a new connection after a failed commit: nothing of the old one can be trusted. */
-    private void failed(SQLException e) {
-        health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
+    private void startOver() {
         if (tx != null) {
             tx.statements().close(); // rolls back whatever SQLite still had open
             tx = null;

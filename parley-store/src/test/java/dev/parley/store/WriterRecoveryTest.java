@@ -85,6 +85,33 @@ class WriterRecoveryTest {
     }
 
     @Test
+    void aFoldThatFailsCostsNoWriteItsCommitAndSaysNothingOfTheStoresHealth() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO);
+        injectFault("BEFORE UPDATE OF folded ON audit");
+        fault(true);
+        Envelope first = append(); // each append is followed by a fold, which the fault rolls back
+        Envelope second = append();
+        store.close();
+        assertEquals(StoreHealth.OK, store.health(), "the writes worked; only the folds failed");
+        assertEquals(2, unfolded());
+        fault(false);
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO);
+        append();
+        store.close();
+        store = null;
+        assertEquals(0, unfolded(), "the next fold took them in");
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
+        assertEquals(List.of(first.id(), second.id()), store.inboxAfter(WORKER, 0, 2).stream().map(Envelope::id).toList());
+    }
+
+    private long unfolded() throws SQLException {
+        try (Connection c = side(); Statement s = c.createStatement();
+             var rs = s.executeQuery("SELECT count(*) FROM audit WHERE folded = 0")) {
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
     void deliveryMarksLostWithAFailedCommitAreWrittenOnceWritesWork() throws Exception {
         store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
         Envelope envelope = append();
