@@ -56,7 +56,8 @@ public final class SqliteStore implements EventStore {
     private static final int UNACKED_WINDOW = 1024;
     /**
      * How often the writer folds new audit entries into the by-node and by-rule indexes while
-     * writes come in (BENCHMARKS.md, "audit folding": shorter folds more often cost more pages).
+     * writes come in (BENCHMARKS.md, "Issue 15, stop 28": longer intervals make longer folds, which
+     * the next batch waits for; shorter ones write each node's index page more often).
      */
     static final Duration AUDIT_FOLD_EVERY = Duration.ofMillis(100);
 
