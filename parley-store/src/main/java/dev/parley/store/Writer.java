@@ -61,7 +61,8 @@ final class Writer implements AutoCloseable {
         Connection open() throws SQLException;
     }
 
-    private record Pending<T>(Job<T> job, CompletableFuture<T> result) {
+    /** A queued job and its caller's answer. */
+    record Pending<T>(Job<T> job, CompletableFuture<T> result) {
     }
 
     /**
@@ -77,7 +78,8 @@ final class Writer implements AutoCloseable {
     private final Opener opener;
     private final Notifier notifier;
     private final CommitObserver observer;
-    private final BlockingQueue<Pending<?>> queue = new ArrayBlockingQueue<>(65_536);
+    private static final int QUEUE_LENGTH = 65_536;
+    private final BlockingQueue<Pending<?>> queue;
     /** Held for each group commit; fair, so that {@link #pause()} gets its turn under steady load. */
     private final ReentrantLock commits = new ReentrantLock(true);
     private final List<Runnable> recoveryListeners = new CopyOnWriteArrayList<>();
@@ -88,6 +90,12 @@ final class Writer implements AutoCloseable {
     /** The writer's last hand-over at close: every batch before it has been announced. */
     private static final Runnable END = () -> { };
     private volatile boolean closing;
+    /**
+     * Set by the writer once it has taken its last job; after that it fails whatever it finds
+     * queued. A caller that passed the {@code closing} check before {@link #close()} and queued
+     * after the writer's last look takes its job back itself when it sees this.
+     */
+    private volatile boolean stopped;
     private volatile Runnable afterCommit = () -> { };
     private final Pending<?> upkeep;
     private final long upkeepNanos;
@@ -99,6 +107,13 @@ final class Writer implements AutoCloseable {
     private long lastAttemptNanos;
 
     Writer(Opener opener, Notifier notifier, CommitObserver observer, Upkeep upkeep) throws SQLException {
+        this(opener, notifier, observer, upkeep, new ArrayBlockingQueue<>(QUEUE_LENGTH));
+    }
+
+    /** With the queue jobs wait in; a test's queue can hold a caller between its checks and its put. */
+    Writer(Opener opener, Notifier notifier, CommitObserver observer, Upkeep upkeep,
+           BlockingQueue<Pending<?>> queue) throws SQLException {
+        this.queue = queue;
         this.opener = opener;
         this.notifier = notifier;
         this.observer = observer;
@@ -146,16 +161,24 @@ final class Writer implements AutoCloseable {
     /** Queues {@code job} without waiting for it. */
     <T> CompletableFuture<T> enqueue(Job<T> job) {
         if (closing) {
-            throw new ParleyException(ErrorCode.UNAVAILABLE, "the hub is shutting down");
+            throw shuttingDown();
         }
-        CompletableFuture<T> result = new CompletableFuture<>();
+        Pending<T> pending = new Pending<>(job, new CompletableFuture<>());
         try {
-            queue.put(new Pending<>(job, result));
+            queue.put(pending);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ParleyException(ErrorCode.UNAVAILABLE, "interrupted while queueing a write");
         }
-        return result;
+        // Queued after the writer's last look: whoever takes it out of the queue refuses it.
+        if (stopped && queue.remove(pending)) {
+            throw shuttingDown();
+        }
+        return pending.result();
+    }
+
+    private static ParleyException shuttingDown() {
+        return new ParleyException(ErrorCode.UNAVAILABLE, "the hub is shutting down");
     }
 
     StoreHealth health() {
@@ -201,6 +224,11 @@ final class Writer implements AutoCloseable {
                 batch.add(first);
                 queue.drainTo(batch, MAX_BATCH - 1);
             } else if (closing && queue.isEmpty()) {
+                stopped = true;
+                // Jobs queued between that look and this one: their callers saw no stop yet.
+                for (Pending<?> late; (late = queue.poll()) != null; ) {
+                    late.result().completeExceptionally(shuttingDown());
+                }
                 handOver(END);
                 return;
             } else if (health != StoreHealth.OK && System.nanoTime() - lastAttemptNanos >= PROBE_NANOS) {
