@@ -47,6 +47,8 @@ import java.util.logging.Logger;
 final class Writer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Writer.class.getName());
     private static final int MAX_BATCH = 1024;
+    /** Jobs that may wait for the writer; a caller past this many waits to queue. */
+    private static final int QUEUE_LENGTH = 65_536;
     private static final long PROBE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** SQLite's primary result code for "database or disk is full". */
     private static final int SQLITE_FULL = 13;
@@ -78,7 +80,6 @@ final class Writer implements AutoCloseable {
     private final Opener opener;
     private final Notifier notifier;
     private final CommitObserver observer;
-    private static final int QUEUE_LENGTH = 65_536;
     private final BlockingQueue<Pending<?>> queue;
     /** Held for each group commit; fair, so that {@link #pause()} gets its turn under steady load. */
     private final ReentrantLock commits = new ReentrantLock(true);
