@@ -12,6 +12,7 @@ import io.helidon.webserver.http.ServerResponse;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -60,6 +61,7 @@ public final class InboxStream {
         metrics.openStreams.incrementAndGet();
         long position = cursor.orElse(-1);
         InboxFeeds.Taken taken = feed.startTaking(reader);
+        StorePage<List<Envelope>> ahead = StorePage.none();
         try (OutputStream out = response.outputStream()) {
             watch.write(out, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
@@ -69,10 +71,18 @@ public final class InboxStream {
                     send(again, inbox, out, watch, false);
                 }
                 List<Envelope> batch = feed.after(position, BATCH);
-                if (batch == null) {
-                    batch = inboxes.after(inbox, position, BATCH);
+                boolean stored = batch == null;
+                if (stored) {
+                    long after = position;
+                    batch = ahead.after() == after ? ahead.join() : inboxes.after(inbox, after, BATCH);
                 }
+                ahead.abandon();
+                ahead = StorePage.none();
                 if (!batch.isEmpty()) {
+                    if (stored && batch.size() == BATCH) { // a backlog: the next page is read while this one is written
+                        long next = batch.getLast().seq();
+                        ahead = StorePage.following(batch, () -> inboxes.after(inbox, next, BATCH));
+                    }
                     position = send(batch, inbox, out, watch, true);
                 } else {
                     // Caught up: only the feed can bring news now, so a heartbeat goes back to waiting
@@ -91,6 +101,7 @@ public final class InboxStream {
                 LOG.log(Level.FINE, "stream of " + node + " ended: " + e);
             }
         } finally {
+            ahead.abandon();
             Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
             watchdog.unwatch(watch);
             feed.stopTaking(taken);
@@ -107,15 +118,31 @@ public final class InboxStream {
      */
     private long replay(Inboxes.Inbox inbox, Replay replay, OutputStream out, StreamWatchdog.Watch watch)
             throws IOException {
+        StorePage.Replayed page = replayPage(inbox, replay, 0);
         long last = 0;
-        while (true) {
-            long head = inboxes.head(inbox);
-            List<Envelope> page = inboxes.replay(inbox, replay, last, BATCH);
-            if (page.isEmpty()) {
-                return Math.max(last, head);
+        try {
+            while (!page.envelopes().isEmpty()) {
+                long after = page.envelopes().getLast().seq();
+                StorePage<StorePage.Replayed> ahead =
+                        StorePage.following(page.envelopes(), () -> replayPage(inbox, replay, after));
+                try {
+                    last = send(page.envelopes(), inbox, out, watch, true);
+                    page = ahead.join();
+                } finally {
+                    ahead.abandon();
+                }
             }
-            last = send(page, inbox, out, watch, true);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("stream interrupted during its replay");
         }
+        return Math.max(last, page.head());
+    }
+
+    /** The inbox's head, then the page of what {@code replay} selects after {@code after}. */
+    private StorePage.Replayed replayPage(Inboxes.Inbox inbox, Replay replay, long after) {
+        long head = inboxes.head(inbox);
+        return new StorePage.Replayed(head, inboxes.replay(inbox, replay, after, BATCH));
     }
 
     /**

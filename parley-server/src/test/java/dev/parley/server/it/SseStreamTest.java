@@ -36,7 +36,7 @@ class SseStreamTest {
 
     @BeforeAll
     static void startHub() {
-        hub = HubFixture.start(dataDir, c -> c.withHeartbeat(Duration.ofMillis(300)));
+        hub = HubFixture.start(dataDir, c -> HubFixture.unthrottled(c).withHeartbeat(Duration.ofMillis(300)));
     }
 
     @AfterAll
@@ -183,6 +183,52 @@ class SseStreamTest {
             s.expectReady(WAIT);
             assertEquals(List.of(7L, 8L), s.nextEvents(2, WAIT).stream().map(Frame::seq).toList());
         }
+    }
+
+    /**
+     * A backlog of several store pages (256 each; the stream reads the next page while it
+     * writes one) replays in order, without a gap or a repeat, while more envelopes commit,
+     * and the stream goes on live: with a cursor and without one.
+     */
+    @Test
+    void aBacklogOfSeveralPagesReplaysInOrderWhileSendsCommitThenGoesLive() throws Exception {
+        for (String cursor : new String[] {"0", null}) {
+            String[] p = pair();
+            int backlog = 700;
+            int during = 300;
+            sendBatches(p, 1, backlog, 100);
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], cursor)) {
+                s.expectReady(WAIT);
+                Future<?> sender = pool.submit(() -> sendBatches(p, backlog + 1, during, 10));
+                List<Frame> frames = s.nextEvents(backlog + during, Duration.ofSeconds(30));
+                sender.get(30, TimeUnit.SECONDS);
+                for (int i = 0; i < frames.size(); i++) {
+                    Frame f = frames.get(i);
+                    assertEquals(i + 1, f.seq(), "cursor " + cursor + ": frames must come in seq order, once each");
+                    assertEquals("b-" + (i + 1), f.json().get("text").asText(), "cursor " + cursor);
+                }
+                Resp live = hub.sendOk(p[1], p[2], "after the backlog");
+                Frame next = s.nextEvent(WAIT);
+                assertEquals(backlog + during + 1, next.seq(), "cursor " + cursor + ": the next frame is the live one");
+                assertEquals(live.text("id"), next.json().get("id").asText());
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    /** Sends "b-first" … "b-(first+count-1)" from the pair's parent to its child, {@code per} a batch request. */
+    private static Void sendBatches(String[] p, int first, int count, int per) {
+        for (int from = first; from < first + count; from += per) {
+            List<Object> messages = new java.util.ArrayList<>();
+            for (int n = from; n < Math.min(first + count, from + per); n++) {
+                messages.add(obj("to", p[2], "text", "b-" + n));
+            }
+            Resp answer = assertStatus(200, hub.post(p[1], "/v1/messages:batch", obj("messages", messages)));
+            answer.get("results").forEach(r -> assertEquals(202, r.path("httpStatus").asInt(), r::toString));
+        }
+        return null;
     }
 
     @Test

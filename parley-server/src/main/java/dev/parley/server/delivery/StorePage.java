@@ -1,0 +1,106 @@
+package dev.parley.server.delivery;
+
+import dev.parley.core.Envelope;
+
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.function.Supplier;
+
+/**
+ * The page of a stream's backlog that follows the one being written, read from the store on
+ * a virtual thread of its own meanwhile. One thread that reads a page and then writes it
+ * leaves the store idle while the socket drains and the other way round: a replay of a long
+ * backlog took turns like that on one core while the other had room.
+ *
+ * <p>The page is what a read after the same seq would find later, or a prefix of it: seqs
+ * become visible in order, and whatever it lacks comes in the next page or live.
+ */
+final class StorePage<T> {
+    private static final StorePage<?> NONE = new StorePage<>(Long.MIN_VALUE, null, null);
+    /**
+     * The most envelope text and data a page may hold for the next one to be read ahead: a
+     * catching-up stream then holds two pages, and a page of large envelopes is written for
+     * long enough that reading the next one meanwhile gains little. Past it, the next page is
+     * read when it is needed, on the stream's own thread.
+     */
+    private static final long AHEAD_CHARS = 1 << 20;
+
+    /** A replay's page and the inbox's head seq read just before it. */
+    record Replayed(long head, List<Envelope> envelopes) {
+    }
+
+    private final long after;
+    private final FutureTask<T> read;
+    /** The thread reading ahead; null when the page is read on {@link #join()}. */
+    private final Thread reader;
+
+    private StorePage(long after, FutureTask<T> read, Thread reader) {
+        this.after = after;
+        this.read = read;
+        this.reader = reader;
+    }
+
+    /** No page to come. */
+    @SuppressWarnings("unchecked")
+    static <T> StorePage<T> none() {
+        return (StorePage<T>) NONE;
+    }
+
+    /** The page after the non-empty {@code written}, which {@code read} reads; read ahead unless {@code written} is large. */
+    static <T> StorePage<T> following(List<Envelope> written, Supplier<T> read) {
+        FutureTask<T> task = new FutureTask<>(read::get);
+        long chars = 0;
+        for (Envelope envelope : written) {
+            chars += envelope.contentChars();
+        }
+        Thread reader = chars <= AHEAD_CHARS ? Thread.ofVirtual().name("parley-stream-read").start(task) : null;
+        return new StorePage<>(written.getLast().seq(), task, reader);
+    }
+
+    /** The seq the page follows; {@link Long#MIN_VALUE} for {@link #none()}. */
+    long after() {
+        return after;
+    }
+
+    /** The page; a failed read fails here as it would have on the stream's own thread. */
+    T join() throws InterruptedException {
+        if (reader == null) {
+            read.run();
+        }
+        try {
+            return read.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause()); // the reads throw nothing checked
+        }
+    }
+
+    /**
+     * Drops the page and waits until a read ahead has ended, even when interrupted, so that a
+     * stream's reads end with the stream (a hub that stops closes the store after its streams).
+     */
+    void abandon() {
+        if (reader == null) {
+            return;
+        }
+        read.cancel(false);
+        boolean interrupted = false;
+        while (true) {
+            try {
+                reader.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
