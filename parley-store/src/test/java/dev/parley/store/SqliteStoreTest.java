@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.DriverManager;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -336,6 +337,52 @@ class SqliteStoreTest {
         assertEquals(tail, store.unackedAfter(WORKER, 1, 10).stream().map(Envelope::seq).toList(),
                 "found behind two thousand settled envelopes");
         assertEquals(List.of(), store.unackedAfter(WORKER, total, 10));
+    }
+
+    /**
+     * A long page of one inbox (a stream's page from the store) is probed before it is
+     * marked: delivered already, it marks nothing; with one undelivered envelope in it, that
+     * one alone is marked, as the update alone would.
+     */
+    @Test
+    void aLongPageMarksOnlyWhatWasNotDeliveredYet() throws Exception {
+        List<List<String>> announced = new CopyOnWriteArrayList<>();
+        store = SqliteStore.open(dir, new dev.parley.core.Notifier() {
+            @Override
+            public void committed(Envelope envelope) {
+            }
+
+            @Override
+            public void delivered(List<Envelope> envelopes, Instant at) {
+                announced.add(envelopes.stream().map(Envelope::id).toList());
+            }
+        }, (count, nanos) -> {
+        });
+        List<Envelope> page = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            page.add(store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty())
+                    .envelope());
+        }
+        store.markDeliveredNow(page, NOW, Optional.of(Duration.ofMinutes(1)));
+        store.markDeliveredNow(page, NOW.plusSeconds(5), Optional.of(Duration.ofMinutes(1)));
+        Envelope late = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty())
+                .envelope();
+        List<Envelope> mixed = new ArrayList<>(page.subList(1, 40));
+        mixed.add(late);
+        store.markDeliveredNow(mixed, NOW.plusSeconds(10), Optional.of(Duration.ofMinutes(1)));
+        store.close(); // the announcer has announced every committed batch once close returns
+
+        assertEquals(List.of(page.stream().map(Envelope::id).toList(), List.of(late.id())), announced,
+                "the page once, nothing for it again, then only the envelope that was not delivered");
+        store = SqliteStore.open(dir, e -> {
+        }, (count, nanos) -> {
+        });
+        List<DeliveryStore.Due> due = store.deliveries(null).due(NOW.plus(Duration.ofDays(1)), Optional.empty(), 100)
+                .items();
+        assertEquals(41, due.size(), "one ack check for each envelope, none for marking one again");
+        assertTrue(due.stream().allMatch(d -> d.purpose() == DeliveryStore.Purpose.REDELIVER
+                && d.dueAt().equals((d.envelope().id().equals(late.id()) ? NOW.plusSeconds(10) : NOW)
+                .plus(Duration.ofMinutes(1)))), () -> "due entries: " + due);
     }
 
     @Test
