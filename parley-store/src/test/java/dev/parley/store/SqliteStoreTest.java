@@ -14,6 +14,7 @@ import dev.parley.core.GraphSnapshot;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
+import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
 import dev.parley.core.RetryPolicy;
 import dev.parley.core.Route;
@@ -347,7 +348,7 @@ class SqliteStoreTest {
     @Test
     void aLongPageMarksOnlyWhatWasNotDeliveredYet() throws Exception {
         List<List<String>> announced = new CopyOnWriteArrayList<>();
-        store = SqliteStore.open(dir, new dev.parley.core.Notifier() {
+        store = SqliteStore.open(dir, new Notifier() {
             @Override
             public void committed(Envelope envelope) {
             }

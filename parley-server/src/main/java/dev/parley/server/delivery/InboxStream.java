@@ -73,8 +73,7 @@ public final class InboxStream {
                 List<Envelope> batch = feed.after(position, BATCH);
                 boolean stored = batch == null;
                 if (stored) {
-                    long after = position;
-                    batch = ahead.after() == after ? ahead.join() : inboxes.after(inbox, after, BATCH);
+                    batch = ahead.after() == position ? ahead.join() : inboxes.after(inbox, position, BATCH);
                 }
                 ahead.abandon();
                 ahead = StorePage.none();

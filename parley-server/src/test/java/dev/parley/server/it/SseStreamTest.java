@@ -13,6 +13,7 @@ import dev.parley.server.it.HubFixture.Resp;
 import dev.parley.server.it.SseClient.Frame;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -221,7 +222,7 @@ class SseStreamTest {
     /** Sends "b-first" … "b-(first+count-1)" from the pair's parent to its child, {@code per} a batch request. */
     private static Void sendBatches(String[] p, int first, int count, int per) {
         for (int from = first; from < first + count; from += per) {
-            List<Object> messages = new java.util.ArrayList<>();
+            List<Object> messages = new ArrayList<>();
             for (int n = from; n < Math.min(first + count, from + per); n++) {
                 messages.add(obj("to", p[2], "text", "b-" + n));
             }
