@@ -67,15 +67,26 @@ public interface EventStore extends AutoCloseable {
 
     Optional<MessageRecord> message(String id);
 
-    /** Envelopes of {@code node}'s inbox with seq greater than {@code after}, in order. */
+    /**
+     * The most text and data, in characters, that a page of an inbox ({@link #inboxAfter},
+     * {@link #undeliveredAfter}, {@link #unackedAfter}) holds before its last envelope: a page
+     * ends at {@code limit} envelopes or with the envelope that reaches this, whichever comes
+     * first, so a page of large envelopes is a few MiB in memory, not {@code limit} times the
+     * body limit. A page shorter than {@code limit} is therefore not the end of the inbox; an
+     * empty one is.
+     */
+    int PAGE_CHARS = 1 << 20;
+
+    /** Envelopes of {@code node}'s inbox with seq greater than {@code after}, in order; a page, as {@link #PAGE_CHARS} says. */
     List<Envelope> inboxAfter(NodeId node, long after, int limit);
 
-    /** Envelopes never delivered, with seq greater than {@code after}, in order. */
+    /** Envelopes never delivered, with seq greater than {@code after}, in order; a page, as {@link #PAGE_CHARS} says. */
     List<Envelope> undeliveredAfter(NodeId node, long after, int limit);
 
     /**
      * Envelopes not yet settled — neither acked (processed or failed), replied to nor
-     * dead-lettered, whether delivered or not — with seq greater than {@code after}, in order.
+     * dead-lettered, whether delivered or not — with seq greater than {@code after}, in order;
+     * a page, as {@link #PAGE_CHARS} says.
      */
     List<Envelope> unackedAfter(NodeId node, long after, int limit);
 

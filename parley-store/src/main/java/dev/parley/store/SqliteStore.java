@@ -583,7 +583,7 @@ public final class SqliteStore implements EventStore {
         readers.close();
     }
 
-    /** Runs {@code sql} with the parameters node, each of {@code seqs}, limit. */
+    /** Runs {@code sql} with the parameters node, each of {@code seqs}, limit; the rows up to {@link #PAGE_CHARS}. */
     private List<Envelope> envelopes(String sql, NodeId node, int limit, long... seqs) {
         return readers.read(s -> {
             var select = s.get(sql);
@@ -593,9 +593,12 @@ public final class SqliteStore implements EventStore {
             }
             select.setInt(2 + seqs.length, limit);
             List<Envelope> out = new ArrayList<>();
+            long chars = 0;
             try (var rs = select.executeQuery()) {
-                while (rs.next()) {
-                    out.add(Rows.envelope(rs));
+                while (chars < PAGE_CHARS && rs.next()) {
+                    Envelope envelope = Rows.envelope(rs);
+                    out.add(envelope);
+                    chars += envelope.contentChars();
                 }
             }
             return out;

@@ -421,6 +421,37 @@ class SqliteStoreTest {
         assertEquals(ErrorCode.NODE_EXISTS, exists.code());
     }
 
+    /**
+     * A page ends at its limit or with the envelope that brings its text and data to
+     * {@link dev.parley.core.EventStore#PAGE_CHARS}, whichever comes first, and always holds one envelope
+     * however large: each of the three reads by seq.
+     */
+    @Test
+    void aPageOfLargeEnvelopesEndsWithTheOneThatReachesPageChars() {
+        open();
+        int[] sizes = {400_000, 400_000, 300_000, 10, 2_000_000, 5, 6};
+        for (int size : sizes) {
+            Envelope draft = draft(LEAD, WORKER, Optional.empty());
+            store.append(new Envelope(draft.id(), 0, LEAD, WORKER, "message", Optional.of("x".repeat(size)), Optional.empty(),
+                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(), NOW, draft.trace()),
+                    audit(), Optional.empty(), Optional.empty());
+        }
+        List<java.util.function.BiFunction<Long, Integer, List<Envelope>>> reads = List.of(
+                (after, limit) -> store.inboxAfter(WORKER, after, limit),
+                (after, limit) -> store.undeliveredAfter(WORKER, after, limit),
+                (after, limit) -> store.unackedAfter(WORKER, after, limit));
+        for (var read : reads) {
+            assertEquals(List.of(1L, 2L, 3L), read.apply(0L, 256).stream().map(Envelope::seq).toList(),
+                    "1,100,000 characters: the third passes 1 Mi");
+            assertEquals(List.of(4L, 5L), read.apply(3L, 256).stream().map(Envelope::seq).toList(),
+                    "the page ends with the envelope that passes the bound");
+            assertEquals(List.of(5L), read.apply(4L, 256).stream().map(Envelope::seq).toList(),
+                    "a page holds one envelope however large");
+            assertEquals(List.of(6L, 7L), read.apply(5L, 256).stream().map(Envelope::seq).toList());
+            assertEquals(List.of(1L, 2L), read.apply(0L, 2).stream().map(Envelope::seq).toList(), "or its limit");
+        }
+    }
+
     private Envelope draft(NodeId from, NodeId to, Optional<String> messageId) {
         return new Envelope(ids.next(), 0, from, to, "message", Optional.of("hello"), Optional.empty(), Optional.empty(),
                 Optional.empty(), Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));

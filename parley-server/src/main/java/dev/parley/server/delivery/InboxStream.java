@@ -80,7 +80,7 @@ public final class InboxStream {
                 if (!batch.isEmpty()) {
                     if (stored && batch.size() == BATCH) { // a backlog: the next page is read while this one is written
                         long next = batch.getLast().seq();
-                        ahead = StorePage.following(batch, () -> inboxes.after(inbox, next, BATCH));
+                        ahead = StorePage.following(next, () -> inboxes.after(inbox, next, BATCH));
                     }
                     position = send(batch, inbox, out, watch, true);
                 } else {
@@ -123,7 +123,7 @@ public final class InboxStream {
             while (!page.envelopes().isEmpty()) {
                 long after = page.envelopes().getLast().seq();
                 StorePage<StorePage.Replayed> ahead =
-                        StorePage.following(page.envelopes(), () -> replayPage(inbox, replay, after));
+                        StorePage.following(after, () -> replayPage(inbox, replay, after));
                 try {
                     last = send(page.envelopes(), inbox, out, watch, true);
                     page = ahead.join();

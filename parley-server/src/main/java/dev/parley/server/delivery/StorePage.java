@@ -14,17 +14,11 @@ import java.util.function.Supplier;
  * backlog took turns like that on one core while the other had room.
  *
  * <p>The page is what a read after the same seq would find later, or a prefix of it: seqs
- * become visible in order, and whatever it lacks comes in the next page or live.
+ * become visible in order, and whatever it lacks comes in the next page or live. A
+ * catching-up stream holds two pages, each bounded by {@link dev.parley.core.EventStore#PAGE_CHARS}.
  */
 final class StorePage<T> {
     private static final StorePage<?> NONE = new StorePage<>(Long.MIN_VALUE, null, null);
-    /**
-     * The most envelope text and data a page may hold for the next one to be read ahead: a
-     * catching-up stream then holds two pages, and a page of large envelopes is written for
-     * long enough that reading the next one meanwhile gains little. Past it, the next page is
-     * read when it is needed, on the stream's own thread.
-     */
-    private static final long AHEAD_CHARS = 1 << 20;
 
     /** A replay's page and the inbox's head seq read just before it. */
     record Replayed(long head, List<Envelope> envelopes) {
@@ -32,7 +26,7 @@ final class StorePage<T> {
 
     private final long after;
     private final FutureTask<T> read;
-    /** The thread reading ahead; null when the page is read on {@link #join()}. */
+    /** The thread reading ahead; null for {@link #none()}. */
     private final Thread reader;
 
     private StorePage(long after, FutureTask<T> read, Thread reader) {
@@ -47,15 +41,10 @@ final class StorePage<T> {
         return (StorePage<T>) NONE;
     }
 
-    /** The page after the non-empty {@code written}, which {@code read} reads; read ahead unless {@code written} is large. */
-    static <T> StorePage<T> following(List<Envelope> written, Supplier<T> read) {
+    /** The page after seq {@code after}, which {@code read} reads meanwhile. */
+    static <T> StorePage<T> following(long after, Supplier<T> read) {
         FutureTask<T> task = new FutureTask<>(read::get);
-        long chars = 0;
-        for (Envelope envelope : written) {
-            chars += envelope.contentChars();
-        }
-        Thread reader = chars <= AHEAD_CHARS ? Thread.ofVirtual().name("parley-stream-read").start(task) : null;
-        return new StorePage<>(written.getLast().seq(), task, reader);
+        return new StorePage<>(after, task, Thread.ofVirtual().name("parley-stream-read").start(task));
     }
 
     /** The seq the page follows; {@link Long#MIN_VALUE} for {@link #none()}. */
@@ -65,9 +54,6 @@ final class StorePage<T> {
 
     /** The page; a failed read fails here as it would have on the stream's own thread. */
     T join() throws InterruptedException {
-        if (reader == null) {
-            read.run();
-        }
         try {
             return read.get();
         } catch (ExecutionException e) {

@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -217,6 +218,45 @@ class SseStreamTest {
                 pool.shutdownNow();
             }
         }
+    }
+
+    /**
+     * Store pages end at {@link dev.parley.core.EventStore#PAGE_CHARS} characters as well as
+     * at their limit: 13 envelopes of 200,000 characters come to a poll with limit 1000 as
+     * pages of 6, 6 and 1 that {@code next} chains, and whole and in order to a stream that
+     * replays them without a cursor and with one.
+     */
+    @Test
+    void aBacklogOfLargeEnvelopesComesInPagesOfAboutAMebicharacterWholeAndInOrder() throws Exception {
+        String[] p = pair();
+        List<String> texts = new ArrayList<>();
+        for (int i = 0; i < 13; i++) {
+            texts.add(Character.toString('a' + i).repeat(200_000));
+            hub.sendOk(p[1], p[2], texts.getLast());
+        }
+        for (String cursor : new String[] {null, "0"}) {
+            try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], cursor)) {
+                s.expectReady(WAIT);
+                List<Frame> frames = s.nextEvents(texts.size(), Duration.ofSeconds(30));
+                assertEquals(texts, frames.stream().map(f -> f.json().get("text").asText()).toList(), "cursor " + cursor);
+                assertEquals(LongStream.rangeClosed(1, texts.size()).boxed().toList(),
+                        frames.stream().map(Frame::seq).toList(), "cursor " + cursor);
+            }
+        }
+        List<Integer> pages = new ArrayList<>();
+        long after = 0;
+        while (true) {
+            JsonNode page = assertStatus(200, hub.get(p[3], "/v1/inbox?after=" + after + "&limit=1000")).json();
+            if (page.get("items").isEmpty()) {
+                assertEquals(after, page.get("next").asLong(), "an empty page leaves the cursor where it was");
+                break;
+            }
+            pages.add(page.get("items").size());
+            assertEquals(after + 1, page.get("items").get(0).get("seq").asLong());
+            after = page.get("next").asLong();
+        }
+        assertEquals(List.of(6, 6, 1), pages, "5 envelopes are 1,000,000 characters, the 6th passes 1 Mi");
+        assertEquals(texts.size(), after);
     }
 
     /** Sends "b-first" … "b-(first+count-1)" from the pair's parent to its child, {@code per} a batch request. */
