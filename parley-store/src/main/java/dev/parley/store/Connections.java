@@ -1,11 +1,13 @@
 package dev.parley.store;
 
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteOpenMode;
+
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Properties;
 
 /** Opens SQLite connections with the settings every Parley connection needs. */
 final class Connections {
@@ -35,11 +37,18 @@ final class Connections {
     /**
      * WAL lets readers proceed while the writer commits; synchronous=FULL syncs the WAL on
      * every commit, which is what makes an accepted envelope survive a crash.
+     *
+     * <p>Opened without SQLite's own connection mutex (multi-thread mode): sqlite-jdbc already
+     * makes every native call on a connection {@code synchronized} on it, and each of ours is
+     * used by one thread at a time (the writer, the checkpointer, a reader holding it from the
+     * pool), so the mutex only cost a lock and an unlock per call, two or more for each
+     * column of each row read: a replay ran at 220-264k envelopes/s with it, 270-410k without.
      */
     static Connection open(Path file, Role role) throws SQLException {
-        Properties properties = new Properties();
-        properties.setProperty("jdbc.get_generated_keys", "false"); // never used; costly per insert
-        Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), properties);
+        SQLiteConfig config = new SQLiteConfig();
+        config.setOpenMode(SQLiteOpenMode.NOMUTEX);
+        config.setGetGeneratedKeys(false); // never used; costly per insert
+        Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), config.toProperties());
         try (Statement s = connection.createStatement()) {
             s.execute("PRAGMA busy_timeout = 10000");
             s.execute("PRAGMA journal_mode = WAL");
