@@ -431,10 +431,7 @@ class SqliteStoreTest {
         open();
         int[] sizes = {400_000, 400_000, 300_000, 10, 2_000_000, 5, 6};
         for (int size : sizes) {
-            Envelope draft = draft(LEAD, WORKER, Optional.empty());
-            store.append(new Envelope(draft.id(), 0, LEAD, WORKER, "message", Optional.of("x".repeat(size)), Optional.empty(),
-                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(), NOW, draft.trace()),
-                    audit(), Optional.empty(), Optional.empty());
+            store.append(draft(LEAD, WORKER, Optional.empty(), "x".repeat(size)), audit(), Optional.empty(), Optional.empty());
         }
         List<java.util.function.BiFunction<Long, Integer, List<Envelope>>> reads = List.of(
                 (after, limit) -> store.inboxAfter(WORKER, after, limit),
@@ -453,7 +450,11 @@ class SqliteStoreTest {
     }
 
     private Envelope draft(NodeId from, NodeId to, Optional<String> messageId) {
-        return new Envelope(ids.next(), 0, from, to, "message", Optional.of("hello"), Optional.empty(), Optional.empty(),
+        return draft(from, to, messageId, "hello");
+    }
+
+    private Envelope draft(NodeId from, NodeId to, Optional<String> messageId, String text) {
+        return new Envelope(ids.next(), 0, from, to, "message", Optional.of(text), Optional.empty(), Optional.empty(),
                 Optional.empty(), Optional.empty(), messageId, Map.of(), NOW, new Trace(1, Route.INTRA_GROUP, "test"));
     }
 
