@@ -56,7 +56,9 @@ public interface DeliveryStore {
     /**
      * A page of due work: the entries that could be read (one whose envelope this build cannot
      * read is left out, and logged), and the key to read on from, empty when the page reached
-     * the end of what is due.
+     * the end of what is due. Like an inbox page it ends at its limit or with the entry whose
+     * envelope brings its text and data to {@link EventStore#PAGE_CHARS}: a page of large
+     * envelopes is a few MiB in memory, not {@code limit} times the body limit.
      */
     record DuePage(List<Due> items, Optional<DueKey> next) {
     }
@@ -71,7 +73,7 @@ public interface DeliveryStore {
 
     /**
      * A node's due webhook attempts, and whether more may be due than were read (the read
-     * reached its limit, counting entries that could not be read).
+     * reached its limit, counting entries that could not be read, or {@link EventStore#PAGE_CHARS}).
      */
     record DuePushes(List<Due> items, boolean more) {
     }

@@ -8,6 +8,7 @@ import dev.parley.core.DeliveryState;
 import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
+import dev.parley.core.EventStore;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.RetryPolicy;
@@ -15,6 +16,7 @@ import dev.parley.core.Sealer;
 import dev.parley.core.Transition;
 import dev.parley.core.Webhook;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
@@ -129,17 +131,8 @@ public final class SqliteDeliveries implements DeliveryStore {
             select.setString(3, after.map(DueKey::envelopeId).orElse(""));
             select.setString(4, after.map(k -> Ledger.purpose(k.purpose())).orElse(""));
             select.setInt(5, limit);
-            List<Due> out = new ArrayList<>();
-            DueKey last = null;
-            int read = 0;
-            try (ResultSet rs = select.executeQuery()) {
-                while (rs.next()) {
-                    last = dueKey(rs);
-                    read++;
-                    readDue(rs, last).ifPresent(out::add);
-                }
-            }
-            return new DuePage(out, read == limit ? Optional.of(last) : Optional.empty());
+            DueRows rows = dueRows(select, limit);
+            return new DuePage(rows.items(), rows.full() ? Optional.of(rows.last()) : Optional.empty());
         });
     }
 
@@ -152,16 +145,36 @@ public final class SqliteDeliveries implements DeliveryStore {
             select.setString(1, node.value());
             select.setLong(2, now.toEpochMilli());
             select.setInt(3, limit);
-            List<Due> out = new ArrayList<>();
-            int read = 0;
-            try (ResultSet rs = select.executeQuery()) {
-                while (rs.next()) {
-                    read++;
-                    readDue(rs, dueKey(rs)).ifPresent(out::add);
+            DueRows rows = dueRows(select, limit);
+            return new DuePushes(rows.items(), rows.full());
+        });
+    }
+
+    /**
+     * The entries a due read found; {@code full} when it stopped at its limit or at
+     * {@link EventStore#PAGE_CHARS} rather than at the end, with the key of the last row read.
+     */
+    private record DueRows(List<Due> items, boolean full, DueKey last) {
+    }
+
+    /** Reads due rows (the envelope, then state, purpose, attempt and due time) up to {@code limit} or PAGE_CHARS. */
+    private DueRows dueRows(PreparedStatement select, int limit) throws SQLException {
+        List<Due> out = new ArrayList<>();
+        DueKey last = null;
+        int read = 0;
+        long chars = 0;
+        try (ResultSet rs = select.executeQuery()) {
+            while (chars < EventStore.PAGE_CHARS && rs.next()) {
+                last = dueKey(rs);
+                read++;
+                Optional<Due> due = readDue(rs, last);
+                if (due.isPresent()) {
+                    out.add(due.get());
+                    chars += due.get().envelope().contentChars();
                 }
             }
-            return new DuePushes(out, read == limit);
-        });
+        }
+        return new DueRows(out, read == limit || chars >= EventStore.PAGE_CHARS, last);
     }
 
     /** The schedule key of a row that selects the envelope and then state, purpose, attempt and due time. */

@@ -38,6 +38,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -247,12 +248,37 @@ class SqliteStoreTest {
         assertEquals(List.of(1L, 3L, 4L, 5L, 6L, 7L), seqs(deliveries.duePushes(WORKER, NOW, 100)));
     }
 
+    /**
+     * Due reads end at {@link dev.parley.core.EventStore#PAGE_CHARS} as inbox pages do: each
+     * entry here holds a 400,000-character envelope, so a page is three entries whatever its
+     * limit, and says that more may follow.
+     */
+    @Test
+    void dueReadsOfLargeEnvelopesEndWithTheEntryThatReachesPageChars() {
+        DeliveryStore deliveries = dueAtNow(5, "x".repeat(400_000)); // 5 pushes and 3 deadlines
+        DeliveryStore.DuePage first = deliveries.due(NOW, Optional.empty(), 256);
+        assertEquals(3, first.items().size(), "1,200,000 characters: the third passes 1 Mi");
+        assertTrue(first.next().isPresent(), "a page ended by its characters is not the end");
+        List<DeliveryStore.Due> all = pageThrough(deliveries, 256);
+        assertEquals(8, all.size(), "paging reaches every entry");
+        assertEquals(8, Set.copyOf(keys(all)).size(), "each once");
+        DeliveryStore.DuePushes pushes = deliveries.duePushes(WORKER, NOW, 256);
+        assertEquals(List.of(1L, 2L, 3L), seqs(pushes));
+        assertTrue(pushes.more(), "a read ended by its characters says more may be due");
+        assertEquals(List.of(1L, 2L), seqs(deliveries.duePushes(WORKER, NOW, 2)), "or its limit");
+    }
+
     private static List<Long> seqs(DeliveryStore.DuePushes due) {
         return due.items().stream().map(d -> d.envelope().seq()).toList();
     }
 
     /** A webhook node (WORKER) with seven envelopes, each a push due at NOW, every other one a reply deadline at NOW too. */
     private DeliveryStore elevenEntriesDueAtNow() {
+        return dueAtNow(7, "hello");
+    }
+
+    /** A webhook node (WORKER) with {@code count} envelopes of {@code text}, each a push due at NOW, every other one a reply deadline at NOW too. */
+    private DeliveryStore dueAtNow(int count, String text) {
         open();
         DeliveryStore deliveries = store.deliveries(new Sealer() { // sealing is not what these tests are about
             @Override
@@ -267,8 +293,8 @@ class SqliteStoreTest {
         });
         deliveries.putPolicy(WORKER, new DeliveryPolicy(Optional.of(Webhook.of("http://127.0.0.1:9/hook",
                 "a-test-secret-of-some-length")), RetryPolicy.DEFAULT, Optional.empty()), audit());
-        for (int i = 0; i < 7; i++) {
-            store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(),
+        for (int i = 0; i < count; i++) {
+            store.append(draft(LEAD, WORKER, Optional.empty(), text), audit(), Optional.empty(),
                     i % 2 == 0 ? Optional.of(NOW) : Optional.empty());
         }
         return deliveries;
