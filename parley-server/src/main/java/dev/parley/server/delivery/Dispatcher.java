@@ -9,6 +9,7 @@ import dev.parley.core.DeliveryPolicy;
 import dev.parley.core.DeliveryState;
 import dev.parley.core.DeliveryStore;
 import dev.parley.core.Envelope;
+import dev.parley.core.EventStore;
 import dev.parley.core.NodeId;
 import dev.parley.core.Notices;
 import dev.parley.core.Notifier;
@@ -34,7 +35,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -49,8 +49,9 @@ import java.util.logging.Logger;
  * endpoint holds only its own node's permits. A node's pushes taken up at a time, running
  * or waiting, each holding its envelope, are bounded: new envelopes' up to
  * {@link #HELD_PER_NODE}, what the scanner finds (a restart's backlog, retries) up to
- * {@link #TAKEN_PER_NODE}. The rest waits in the schedule; once a burst has filled a node's
- * room, its pushes take the next from there as they finish.
+ * {@link #TAKEN_PER_NODE}, and their envelopes' text and data to {@link #HELD_CHARS_PER_NODE}
+ * per node and {@link #HELD_CHARS} in all. The rest waits in the schedule; once a burst has
+ * filled a node's room, its pushes take the next from there as they finish.
  */
 public final class Dispatcher implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
@@ -65,6 +66,10 @@ public final class Dispatcher implements Notifier, AutoCloseable {
      * {@link #TAKEN_PER_NODE}).
      */
     static final int HELD_PER_NODE = 256;
+    /** Characters of text and data the pushes one node has taken up may hold (one push always may). */
+    static final long HELD_CHARS_PER_NODE = 4L * EventStore.PAGE_CHARS;
+    /** Characters the pushes of all nodes taken up may hold: a few nodes at their bound. */
+    static final long HELD_CHARS = 32L * EventStore.PAGE_CHARS;
     static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
     /** Due entries read per pass of the scanner. */
@@ -96,12 +101,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
     private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
     /**
-     * Pushes taken up per node: running, or waiting for a permit. Past a bound no more are
-     * taken for the node: the rest of its due pushes stay in the schedule. A backlog of
-     * thousands (after a restart, or a burst to a slow endpoint) would otherwise make as many
-     * waiting threads, each holding its envelope.
+     * Pushes taken up: running, or waiting for a permit. Past a bound no more are taken for
+     * the node: the rest of its due pushes stay in the schedule. A backlog of thousands (after
+     * a restart, or a burst to a slow endpoint) would otherwise make as many waiting threads,
+     * each holding its envelope.
      */
-    private final Map<NodeId, AtomicInteger> takenPerNode = new ConcurrentHashMap<>();
+    private final TakenPushes taken = new TakenPushes(HELD_CHARS_PER_NODE, HELD_CHARS);
     /**
      * Nodes with due pushes left in the schedule for want of room (a new envelope's among
      * them): a push of theirs that finishes reads the next ones from the store, so a busy
@@ -163,7 +168,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         if (policies.webhookOf(node).isPresent() && (behind.contains(node) || !launch(envelope, HELD_PER_NODE))) {
             behind.add(node);
             // every push of the node may have finished before it was marked: then none would look
-            if (room(node) >= HELD_PER_NODE / 2) {
+            if (taken.halfFree(node, HELD_PER_NODE)) {
                 submit(() -> takeNext(node));
             }
         }
@@ -332,13 +337,15 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         if (closed || inFlight.contains(envelope.id())) {
             return false;
         }
-        AtomicInteger taken = takenPerNode.computeIfAbsent(envelope.to(), id -> new AtomicInteger());
-        if (taken.incrementAndGet() > takenAtMost || !inFlight.add(envelope.id())) {
-            taken.decrementAndGet();
+        if (!taken.take(envelope.to(), envelope.contentChars(), takenAtMost)) {
             return false;
         }
-        if (!submit(() -> push(envelope, taken))) {
-            done(envelope, taken); // shutting down: the schedule keeps the push for the next start
+        if (!inFlight.add(envelope.id())) {
+            taken.release(envelope.to(), envelope.contentChars());
+            return false;
+        }
+        if (!submit(() -> push(envelope))) {
+            done(envelope); // shutting down: the schedule keeps the push for the next start
             return false;
         }
         return true;
@@ -354,15 +361,9 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
-    /** How many more pushes of new envelopes {@code node} may take up now. */
-    private int room(NodeId node) {
-        AtomicInteger taken = takenPerNode.get(node);
-        return HELD_PER_NODE - (taken == null ? 0 : taken.get());
-    }
-
-    private void done(Envelope envelope, AtomicInteger taken) {
+    private void done(Envelope envelope) {
         inFlight.remove(envelope.id());
-        taken.decrementAndGet();
+        taken.release(envelope.to(), envelope.contentChars());
     }
 
     /**
@@ -374,7 +375,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
      * turn into a loop.
      */
     private void takeNext(NodeId node) {
-        while (!closed && behind.contains(node) && room(node) >= HELD_PER_NODE / 2 && takingNext.add(node)) {
+        while (!closed && behind.contains(node) && taken.halfFree(node, HELD_PER_NODE) && takingNext.add(node)) {
             try {
                 behind.remove(node); // before the read: a push left behind after it marks the node again
                 DeliveryStore.DuePushes next = store.duePushes(node, clock.instant(), HELD_PER_NODE);
@@ -399,7 +400,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         }
     }
 
-    private void push(Envelope envelope, AtomicInteger taken) {
+    private void push(Envelope envelope) {
         Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
         try {
             node.acquire();
@@ -419,7 +420,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
             LOG.log(Level.WARNING, "push of " + envelope.id() + " could not be recorded; the schedule retries it", e);
         } finally {
             justFinished.put(envelope.id(), new Finished(envelope.trace().attempt(), System.nanoTime()));
-            done(envelope, taken);
+            done(envelope);
         }
         takeNext(envelope.to());
     }

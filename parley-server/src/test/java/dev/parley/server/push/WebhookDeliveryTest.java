@@ -32,6 +32,8 @@ class WebhookDeliveryTest {
     private static final int PUSHES_PER_NODE = 8;
     /** Pushes of new envelopes a node may have under way, running or waiting (Dispatcher.HELD_PER_NODE). */
     private static final int HELD_PER_NODE = 256;
+    /** Characters of text and data one node's pushes taken up may hold (Dispatcher.HELD_CHARS_PER_NODE). */
+    private static final int HELD_CHARS_PER_NODE = 4 << 20;
     /** How many due entries the dispatcher's scanner reads at a time. */
     private static final int SCAN_PAGE = 256;
 
@@ -50,6 +52,30 @@ class WebhookDeliveryTest {
         assertEquals(200, put.status(), put::toString);
         assertEquals("********", put.get("webhook").get("secret").asText());
         return new String[]{leadToken, worker};
+    }
+
+    /** An endpoint's answer: 204, once {@code open} is counted down. */
+    private static IntUnaryOperator answersOnceOpen(CountDownLatch open) {
+        return n -> {
+            try {
+                open.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 204;
+        };
+    }
+
+    /** Every one of {@code ids} is pushed to {@code gated} exactly once, and delivered, with no push left under way. */
+    private static void assertPushedOnceEach(HubFixture hub, WebhookReceiver gated, String senderToken, Set<String> ids) {
+        await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == 0
+                && gated.answered() >= ids.size());
+        for (String id : ids) {
+            assertEquals("delivered", hub.status(senderToken, id).text("state"), id);
+        }
+        List<String> pushed = gated.hits().stream().map(WebhookReceiver.Hit::eventId).toList();
+        assertEquals(ids, Set.copyOf(pushed));
+        assertEquals(ids.size(), pushed.size(), "each envelope pushed once");
     }
 
     @Test
@@ -258,17 +284,9 @@ class WebhookDeliveryTest {
     @Test
     void aBurstLeftInTheScheduleIsPushedOnceEachAsTheEndpointAnswers() {
         CountDownLatch open = new CountDownLatch(1);
-        IntUnaryOperator afterOpening = n -> {
-            try {
-                open.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return 204;
-        };
         try (HubFixture hub = HubFixture.start(dir,
                 c -> HubFixture.unthrottled(c).withPushTimeout(Duration.ofMinutes(10)));
-             WebhookReceiver gated = new WebhookReceiver(afterOpening)) {
+             WebhookReceiver gated = new WebhookReceiver(answersOnceOpen(open))) {
             String[] pair = leadAndWebhookWorker(hub, gated.url(), 5, 50, 100);
             Set<String> ids = new HashSet<>();
             int burst = HELD_PER_NODE + 44;
@@ -277,14 +295,34 @@ class WebhookDeliveryTest {
             }
             await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == HELD_PER_NODE);
             open.countDown();
-            await().atMost(PATIENCE).until(() -> hub.metric("parley_pushes_in_flight") == 0
-                    && gated.answered() >= burst);
-            for (String id : ids) {
-                assertEquals("delivered", hub.status(pair[0], id).text("state"), id);
+            assertPushedOnceEach(hub, gated, pair[0], ids);
+        }
+    }
+
+    /**
+     * Large envelopes are taken up by weight, not only by count: a burst of 200,000-character
+     * envelopes to an endpoint that does not answer holds 20 of them (4 Mi characters), not 256
+     * (≈ 50 M); the rest waits in the schedule and, once the endpoint answers, goes out once each.
+     */
+    @Test
+    void aBurstOfLargeEnvelopesIsTakenUpToTheNodesCharacterBoundThenPushedOnceEach() {
+        CountDownLatch open = new CountDownLatch(1);
+        int chars = 200_000;
+        int heldAtMost = HELD_CHARS_PER_NODE / chars;
+        try (HubFixture hub = HubFixture.start(dir,
+                c -> HubFixture.unthrottled(c).withPushTimeout(Duration.ofMinutes(10)));
+             WebhookReceiver gated = new WebhookReceiver(answersOnceOpen(open))) {
+            String[] pair = leadAndWebhookWorker(hub, gated.url(), 5, 50, 100);
+            Set<String> ids = new HashSet<>();
+            int burst = 2 * heldAtMost + 5;
+            for (int i = 0; i < burst; i++) {
+                ids.add(hub.sendOk(pair[0], pair[1], Character.toString('a' + i % 26).repeat(chars)).text("id"));
             }
-            List<String> pushed = gated.hits().stream().map(WebhookReceiver.Hit::eventId).toList();
-            assertEquals(ids, Set.copyOf(pushed));
-            assertEquals(burst, pushed.size(), "each envelope pushed once");
+            // three passes of the scanner (one every 200 ms) find the rest due and take up none of it
+            await().atMost(PATIENCE).during(Duration.ofMillis(600))
+                    .until(() -> hub.metric("parley_pushes_in_flight") == heldAtMost);
+            open.countDown();
+            assertPushedOnceEach(hub, gated, pair[0], ids);
         }
     }
 
