@@ -132,7 +132,7 @@ public final class SqliteDeliveries implements DeliveryStore {
             select.setString(4, after.map(k -> Ledger.purpose(k.purpose())).orElse(""));
             select.setInt(5, limit);
             DueRows rows = dueRows(select, limit);
-            return new DuePage(rows.items(), rows.full() ? Optional.of(rows.last()) : Optional.empty());
+            return new DuePage(rows.items(), rows.read(), rows.full() ? Optional.of(rows.last()) : Optional.empty());
         });
     }
 
@@ -151,10 +151,11 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     /**
-     * The entries a due read found; {@code full} when it stopped at its limit or at
-     * {@link EventStore#PAGE_CHARS} rather than at the end, with the key of the last row read.
+     * The entries a due read found and how many rows it read; {@code full} when it stopped at
+     * its limit or at {@link EventStore#PAGE_CHARS} rather than at the end, with the key of the
+     * last row read.
      */
-    private record DueRows(List<Due> items, boolean full, DueKey last) {
+    private record DueRows(List<Due> items, int read, boolean full, DueKey last) {
     }
 
     /** Reads due rows (the envelope, then state, purpose, attempt and due time) up to {@code limit} or PAGE_CHARS. */
@@ -174,7 +175,7 @@ public final class SqliteDeliveries implements DeliveryStore {
                 }
             }
         }
-        return new DueRows(out, read == limit || chars >= EventStore.PAGE_CHARS, last);
+        return new DueRows(out, read, read == limit || chars >= EventStore.PAGE_CHARS, last);
     }
 
     /** The schedule key of a row that selects the envelope and then state, purpose, attempt and due time. */

@@ -223,7 +223,9 @@ class SqliteStoreTest {
         List<String> readable = keys.stream().filter(k -> !k.startsWith(damaged + "/")).toList();
         assertTrue(readable.size() < keys.size());
         assertEquals(readable, keys(pageThrough(deliveries, 3)));
-        assertEquals(readable, keys(deliveries.due(NOW, Optional.empty(), 100).items()));
+        DeliveryStore.DuePage page = deliveries.due(NOW, Optional.empty(), 100);
+        assertEquals(readable, keys(page.items()));
+        assertEquals(keys.size(), page.read(), "the unreadable entries are counted as read");
         DeliveryStore.DuePushes pushes = deliveries.duePushes(WORKER, NOW, 7);
         assertEquals(6, pushes.items().size(), "the damaged envelope's push is passed by");
         assertTrue(pushes.more(), "seven rows were read, one unreadable: more may be due");
@@ -258,6 +260,7 @@ class SqliteStoreTest {
         DeliveryStore deliveries = dueAtNow(5, "x".repeat(400_000)); // 5 pushes and 3 deadlines
         DeliveryStore.DuePage first = deliveries.due(NOW, Optional.empty(), 256);
         assertEquals(3, first.items().size(), "1,200,000 characters: the third passes 1 Mi");
+        assertEquals(3, first.read());
         assertTrue(first.next().isPresent(), "a page ended by its characters is not the end");
         List<DeliveryStore.Due> all = pageThrough(deliveries, 256);
         assertEquals(8, all.size(), "paging reaches every entry");

@@ -72,7 +72,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     static final long HELD_CHARS = 32L * EventStore.PAGE_CHARS;
     static final int TOTAL = 256;
     private static final long SCAN_MILLIS = 200;
-    /** Due entries read per pass of the scanner. */
+    /** Due entries read per pass of the scanner (in several reads when their envelopes are large). */
     private static final int SCAN_PAGE = 256;
     private static final Set<DeliveryState> UNACKED = EnumSet.of(DeliveryState.ACCEPTED, DeliveryState.DELIVERED,
             DeliveryState.RETRY_PENDING, DeliveryState.INCIDENT);
@@ -190,8 +190,9 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
 
     /**
-     * Reads the due schedule a page per pass, each pass after the last entry of the one before
-     * until a page comes back short: then from the oldest again. Entries still being worked on
+     * Reads the due schedule a page of {@link #SCAN_PAGE} entries per pass (in several reads
+     * when their envelopes are large, each read ending at {@code PAGE_CHARS}), each pass after
+     * the last entry of the one before until a page comes back short: then from the oldest again. Entries still being worked on
      * stay due (a push's entry goes when its outcome is recorded), so starting from the oldest
      * each time would read the same page again and again while a slow endpoint's backlog
      * filled it, and never reach the work behind it. A pass that fails is retried at the next,
@@ -201,11 +202,15 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         Optional<DeliveryStore.DueKey> after = Optional.empty();
         while (!closed) {
             try {
-                DeliveryStore.DuePage page = store.due(clock.instant(), after, SCAN_PAGE);
-                after = page.next(); // before the work: an entry whose handling fails holds back only its own page
-                for (DeliveryStore.Due due : page.items()) {
-                    handle(due, TAKEN_PER_NODE);
-                }
+                int read = 0;
+                do {
+                    DeliveryStore.DuePage page = store.due(clock.instant(), after, SCAN_PAGE - read);
+                    after = page.next(); // before the work: an entry whose handling fails holds back only its own page
+                    read += page.read();
+                    for (DeliveryStore.Due due : page.items()) {
+                        handle(due, TAKEN_PER_NODE);
+                    }
+                } while (after.isPresent() && read < SCAN_PAGE && !closed);
                 long now = System.nanoTime();
                 justFinished.values().removeIf(f -> now - f.atNanos() > SETTLE_NANOS);
             } catch (RuntimeException e) {
