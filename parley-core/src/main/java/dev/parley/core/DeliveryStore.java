@@ -56,10 +56,10 @@ public interface DeliveryStore {
     /**
      * A page of due work: the entries that could be read (one whose envelope this build cannot
      * read is left out, and logged), how many entries it read (those left out included), and
-     * the key to read on from, empty when the page reached
-     * the end of what is due. Like an inbox page it ends at its limit or with the entry whose
-     * envelope brings its text and data to {@link EventStore#PAGE_CHARS}: a page of large
-     * envelopes is a few MiB in memory, not {@code limit} times the body limit.
+     * the key to read on from, empty when the page reached the end of what is due. Like an
+     * inbox page it ends at its limit or with the entry whose envelope brings its text and data
+     * to {@link EventStore#PAGE_CHARS}: a page of large envelopes is a few MiB in memory, not
+     * {@code limit} times the body limit.
      */
     record DuePage(List<Due> items, int read, Optional<DueKey> next) {
     }
