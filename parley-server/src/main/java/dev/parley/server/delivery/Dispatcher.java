@@ -192,11 +192,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     /**
      * Reads the due schedule a page of {@link #SCAN_PAGE} entries per pass (in several reads
      * when their envelopes are large, each read ending at {@code PAGE_CHARS}), each pass after
-     * the last entry of the one before until a page comes back short: then from the oldest again. Entries still being worked on
-     * stay due (a push's entry goes when its outcome is recorded), so starting from the oldest
-     * each time would read the same page again and again while a slow endpoint's backlog
-     * filled it, and never reach the work behind it. A pass that fails is retried at the next,
-     * not at once: a fault that lasts must not turn the scanner into a loop of warnings.
+     * the last entry of the one before until a page comes back short: then from the oldest
+     * again. Entries still being worked on stay due (a push's entry goes when its outcome is
+     * recorded), so starting from the oldest each time would read the same page again and
+     * again while a slow endpoint's backlog filled it, and never reach the work behind it. A
+     * pass that fails is retried at the next, not at once: a fault that lasts must not turn the
+     * scanner into a loop of warnings.
      */
     private void scan() {
         Optional<DeliveryStore.DueKey> after = Optional.empty();
