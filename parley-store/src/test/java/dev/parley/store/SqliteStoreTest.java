@@ -11,6 +11,7 @@ import dev.parley.core.Envelope;
 import dev.parley.core.ErrorCode;
 import dev.parley.core.Grant;
 import dev.parley.core.GraphSnapshot;
+import dev.parley.core.JsonText;
 import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
@@ -20,6 +21,7 @@ import dev.parley.core.RetryPolicy;
 import dev.parley.core.Route;
 import dev.parley.core.Sealer;
 import dev.parley.core.Trace;
+import dev.parley.core.TraceContext;
 import dev.parley.core.Transition;
 import dev.parley.core.UuidV7;
 import dev.parley.core.Webhook;
@@ -476,6 +478,39 @@ class SqliteStoreTest {
             assertEquals(List.of(6L, 7L), read.apply(5L, 256).stream().map(Envelope::seq).toList());
             assertEquals(List.of(1L, 2L), read.apply(0L, 2).stream().map(Envelope::seq).toList(), "or its limit");
         }
+    }
+
+    /**
+     * Each of the 256 ways of setting text, data, corrId, threadId, messageId, meta, topic and rule
+     * comes back as it was stored, from a page and from a read by id alike.
+     */
+    @Test
+    void anEnvelopeComesBackAsStoredWhicheverOfItsOptionalFieldsAreSet() {
+        open();
+        List<Envelope> stored = new ArrayList<>();
+        for (int set = 0; set < 256; set++) {
+            int s = set;
+            Envelope draft = new Envelope(ids.next(), 0, LEAD, WORKER, "message",
+                    field(s, 0, "text \"quoted\" ünï ✓"), field(s, 1, "{\"n\":" + set + "}").map(JsonText::new),
+                    field(s, 2, "corr-" + set), field(s, 3, "thread-" + set), field(s, 6, "topic." + set),
+                    field(s, 4, "key-" + set), (s & 1 << 5) == 0 ? Map.of() : Map.of("k", "v" + set, "x", ""), NOW,
+                    new Trace(1, Route.INTRA_GROUP, "v" + set, field(s, 7, "rule-" + set), TraceContext.fresh()));
+            stored.add(store.append(draft, audit(), Optional.empty(), Optional.empty()).envelope());
+        }
+        List<Envelope> read = new ArrayList<>();
+        for (long after = 0; read.size() < stored.size(); after = read.getLast().seq()) {
+            read.addAll(store.inboxAfter(WORKER, after, 100));
+        }
+        assertEquals(stored, read);
+        for (int set : new int[] {0, 1, 0b1010_1010, 0b0101_0101, 255}) {
+            Envelope one = stored.get(set);
+            assertEquals(one, store.message(one.id()).orElseThrow().envelope(), "set " + set);
+        }
+    }
+
+    /** {@code value} when bit {@code bit} of {@code set} is on. */
+    private static Optional<String> field(int set, int bit, String value) {
+        return (set & 1 << bit) == 0 ? Optional.empty() : Optional.of(value);
     }
 
     private Envelope draft(NodeId from, NodeId to, Optional<String> messageId) {
