@@ -14,7 +14,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "bench", description = "Run a benchmark against a hub started on a temporary directory.",
         mixinStandardHelpOptions = true, subcommands = {BenchSendCommand.class, BenchStreamsCommand.class, BenchCompareCommand.class,
                 BenchReplayCommand.class, BenchCrashCommand.class, BenchWebhookCommand.class, BenchGuardedCommand.class,
-                BenchExportCommand.class, BenchGrowthCommand.class, BenchFederationCommand.class, BenchWakeCommand.class})
+                BenchExportCommand.class, BenchGrowthCommand.class, BenchFederationCommand.class, BenchWakeCommand.class,
+                BenchRowsCommand.class})
 public class BenchCommand implements Runnable {
     private final Optional<ParleyServe> serve;
 

@@ -9,11 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs the {@code replay}, {@code webhook}, {@code guarded}, {@code export} and {@code wake} bench scenarios in
- * their quick modes and asserts only correctness (every replay returned every envelope in order, every
- * webhook delivery arrived, the guarded run refused and lost nothing, the export run exported spans
- * and lost nothing), never timing. The
- * figures are printed, so the test log shows the ratios. ({@code bench streams}, whose hub is
+ * Runs the {@code replay}, {@code rows}, {@code webhook}, {@code guarded}, {@code export} and {@code wake} bench
+ * scenarios in their quick modes and asserts only correctness (every replay and page read returned every
+ * envelope in order, every webhook delivery arrived, the guarded run refused and lost nothing, the export run
+ * exported spans and lost nothing), never timing. The figures are printed, so the test log shows the ratios. ({@code bench streams}, whose hub is
  * {@code parley serve} in a child process, is run by the parley-cli tests.)
  */
 class BenchScenarioSmokeTest {
@@ -30,6 +29,18 @@ class BenchScenarioSmokeTest {
         assertTrue(r.get("fromStart").get("complete").asBoolean(), run.context());
         assertEquals(n - r.get("middleCursor").asLong(), r.get("fromMiddle").get("envelopes").asLong(), run.context());
         assertTrue(r.get("fromMiddle").get("complete").asBoolean(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void rowsQuickReadsEveryEnvelopeBackInOrder() throws Exception {
+        BenchRun run = BenchRun.bench("rows", "--quick", "--json");
+        JsonNode r = run.result();
+        assertEquals(2000, r.get("envelopes").asInt(), run.context());
+        assertTrue(r.get("complete").asBoolean(), "a page read missed or reordered envelopes" + run.context());
+        assertTrue(r.get("columns").asInt() > 18, "every column of the envelopes table is read" + run.context());
+        assertTrue(r.get("storeReadNsPerEnvelope").asDouble() > 0, "figures are printed" + run.context());
         assertEquals(0, run.code(), "exit code" + run.context());
     }
 

@@ -30,6 +30,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -80,6 +81,15 @@ public final class SqliteStore implements EventStore {
     /** Opens (creating when needed) the store in {@code dataDir} and brings its schema up to date. */
     public static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer) {
         return open(dataDir, notifier, observer, Checkpointer.RESTART_AT_BYTES, AUDIT_FOLD_EVERY);
+    }
+
+    /**
+     * A query-only connection to the store file in {@code dataDir}, opened as the store's own
+     * readers are (SQLite's mode, page cache and pragmas): for a bench that runs its own queries
+     * over a store it has closed, so that they cost what the store's would.
+     */
+    public static Connection openReader(Path dataDir) throws SQLException {
+        return Connections.open(dataDir.resolve(FILE_NAME), Connections.Role.READER);
     }
 
     /**
