@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Timeout;
  * Runs the {@code replay}, {@code rows}, {@code webhook}, {@code guarded}, {@code export} and {@code wake} bench
  * scenarios in their quick modes and asserts only correctness (every replay and page read returned every
  * envelope in order, every webhook delivery arrived, the guarded run refused and lost nothing, the export run
- * exported spans and lost nothing), never timing. The figures are printed, so the test log shows the ratios. ({@code bench streams}, whose hub is
- * {@code parley serve} in a child process, is run by the parley-cli tests.)
+ * exported spans and lost nothing), never timing. The figures are printed, so the test log shows the ratios.
+ * ({@code bench streams}, whose hub is {@code parley serve} in a child process, is run by the parley-cli tests.)
  */
 class BenchScenarioSmokeTest {
 

@@ -499,7 +499,9 @@ class SqliteStoreTest {
         }
         List<Envelope> read = new ArrayList<>();
         for (long after = 0; read.size() < stored.size(); after = read.getLast().seq()) {
-            read.addAll(store.inboxAfter(WORKER, after, 100));
+            List<Envelope> page = store.inboxAfter(WORKER, after, 100);
+            assertFalse(page.isEmpty(), "the inbox ended after " + read.size() + " envelopes");
+            read.addAll(page);
         }
         assertEquals(stored, read);
         for (int set : new int[] {0, 1, 0b1010_1010, 0b0101_0101, 255}) {
