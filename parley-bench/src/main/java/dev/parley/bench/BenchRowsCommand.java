@@ -102,10 +102,11 @@ public final class BenchRowsCommand implements Callable<Integer> {
                     store[r] = System.nanoTime() - t0;
                 }
             }
-            String[] columns = columns(dir);
+            String[] columns;
             long[] one = new long[rounds];
             long[] all = new long[rounds];
             try (Connection c = SqliteStore.openReader(dir)) {
+                columns = columns(c);
                 for (int r = 0; r < rounds; r++) {
                     one[r] = query(c, new String[] {"seq"});
                     all[r] = query(c, columns);
@@ -182,11 +183,9 @@ public final class BenchRowsCommand implements Callable<Integer> {
     }
 
     /** The envelopes table's columns, as SQLite lists them. */
-    private static String[] columns(Path dir) throws SQLException {
+    private static String[] columns(Connection c) throws SQLException {
         List<String> names = new ArrayList<>();
-        try (Connection c = SqliteStore.openReader(dir);
-             Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("PRAGMA table_info(envelopes)")) {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA table_info(envelopes)")) {
             while (rs.next()) {
                 names.add(rs.getString("name"));
             }
