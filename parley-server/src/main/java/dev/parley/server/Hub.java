@@ -107,6 +107,7 @@ import dev.parley.store.SqliteFederation;
 import dev.parley.store.SqliteStore;
 import io.helidon.common.socket.SocketOptions;
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http1.Http1Config;
 
 import java.io.IOException;
@@ -369,18 +370,11 @@ public final class Hub implements AutoCloseable {
                     "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics)
                     .register(routes);
 
-            WebServer server = WebServer.builder()
+            WebServer server = sockets(WebServer.builder())
                     .host(config.host())
                     .port(config.port())
                     .shutdownHook(false)
-                    // Sockets over blocking streams: Helidon's NIO socket holds two 8 KiB buffers for
-                    // the life of each connection, this one 8 KiB; an idle SSE stream is mostly that.
-                    .useNio(false)
-                    // No buffer under response.outputStream(): the streams (SSE) write whole frames
-                    // and flush, so a 4 KiB buffer per open stream would only sit there.
-                    .writeBufferSize(0)
-                    // SSE frames are small and must leave at once; Nagle would hold them back.
-                    .connectionOptions(connections.acceptHook(SocketOptions.builder().tcpNoDelay(true).build()))
+                    .connectionOptions(connections.acceptHook(socketOptions()))
                     // Timeouts and the per-address cap follow each request line and header block.
                     .addProtocol(Http1Config.builder().addReceiveListener(connections).build())
                     // Our own limit answers 413 with the contract's body; this is only a backstop.
@@ -472,6 +466,25 @@ public final class Hub implements AutoCloseable {
     }
 
     /** The hub's URL for its own agents' processes on this host: a wildcard address is reached on loopback. */
+    /**
+     * How the hub's listener holds its sockets, for the hub and for {@code bench compare --floor},
+     * which measures this transport with none of the hub's work.
+     */
+    public static WebServerConfig.Builder sockets(WebServerConfig.Builder server) {
+        return server
+                // Sockets over blocking streams: Helidon's NIO socket holds two 8 KiB buffers for
+                // the life of each connection, this one 8 KiB; an idle SSE stream is mostly that.
+                .useNio(false)
+                // No buffer under response.outputStream(): the streams (SSE) write whole frames
+                // and flush, so a 4 KiB buffer per open stream would only sit there.
+                .writeBufferSize(0);
+    }
+
+    /** The options of each accepted socket: SSE frames are small and must leave at once; Nagle would hold them back. */
+    public static SocketOptions socketOptions() {
+        return SocketOptions.builder().tcpNoDelay(true).build();
+    }
+
     private static String localUrl(String host, int port) {
         String reach = switch (host) {
             case "0.0.0.0" -> "127.0.0.1";
