@@ -1,6 +1,7 @@
 package dev.parley.bench;
 
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -88,6 +89,13 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "synchronous publishes).")
     int batch;
 
+    @Option(names = "--floor",
+            description = "Also run the floor under Parley's side, in the same run: the hub's HTTP transport (Helidon "
+                    + "with the hub's socket settings, the same senders and SSE readers) doing none of the hub's work, "
+                    + "once answering at once (side http) and once after a group commit that appends and fsyncs the "
+                    + "bodies to a file (side http+fsync). Not with --batch or --only jetstream.")
+    boolean floor;
+
     /** CPU readings at a window edge: this process, a server process, the machine. */
     private record Cpu(long selfNanos, long serverTicks, long[] machine) {
         static Cpu now(long serverPid) {
@@ -129,9 +137,15 @@ public final class BenchCompareCommand implements Callable<Integer> {
             natsVersion = NatsServerProcess.version(NatsServerProcess.find().orElseThrow());
             jetstream = runJetStream(err);
         }
-        print(out, parley, jetstream, natsVersion);
+        List<Side> floors = new ArrayList<>();
+        if (floor) {
+            floors.add(runFloor(false, err));
+            floors.add(runFloor(true, err));
+        }
+        print(out, parley, jetstream, floors, natsVersion);
         boolean ok = (parley == null || parley.r.accepted > 0 && parley.r.lost == 0)
-                && (jetstream == null || jetstream.r.accepted > 0);
+                && (jetstream == null || jetstream.r.accepted > 0)
+                && floors.stream().allMatch(f -> f.r.accepted > 0 && f.r.lost == 0);
         return ok ? 0 : 1;
     }
 
@@ -166,6 +180,16 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
     }
 
+    private Side runFloor(boolean fsync, PrintWriter err) throws Exception {
+        double loadBefore = BenchSupport.loadAverage();
+        try (TransportFloor work = new TransportFloor(load.senders, targets.inboxes, load.size, fsync, err)) {
+            Cpu[] edges = new Cpu[2];
+            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(-1),
+                    w1 -> edges[1] = Cpu.now(-1));
+            return side(fsync ? "http+fsync" : "http", r, edges, loadBefore);
+        }
+    }
+
     private static Side side(String name, LoadResult r, Cpu[] edges, double loadBefore) {
         int cores = Runtime.getRuntime().availableProcessors();
         double windowNanos = r.windowSeconds * 1e9;
@@ -196,9 +220,13 @@ public final class BenchCompareCommand implements Callable<Integer> {
         if (only != null && !only.equals("parley") && !only.equals("jetstream")) {
             throw new ParameterException(spec.commandLine(), "--only must be parley or jetstream");
         }
+        if (floor && (batch > 1 || "jetstream".equals(only))) {
+            throw new ParameterException(spec.commandLine(), "--floor measures single sends beside Parley's side: "
+                    + "not with --batch or --only jetstream");
+        }
     }
 
-    private void print(PrintWriter out, Side parley, Side jetstream, String natsVersion) {
+    private void print(PrintWriter out, Side parley, Side jetstream, List<Side> floors, String natsVersion) {
         out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %d s, "
                 + "window %d s per side%s%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds,
                 batch > 1 ? ", batches of " + batch + " (parley: POST /v1/messages:batch; jetstream: publishAsync, "
@@ -206,10 +234,14 @@ public final class BenchCompareCommand implements Callable<Integer> {
         String fmt = "  %-10s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s%n";
         out.printf(Locale.ROOT, fmt, "side", "sends/s", "p50 ms", "p99 ms", "max ms", "ack p50", "ack p99", "errors",
                 "lost", "load", "server", "client", "machine");
+        List<Side> sides = new ArrayList<>();
         for (Side s : new Side[] {parley, jetstream}) {
-            if (s == null) {
-                continue;
+            if (s != null) {
+                sides.add(s);
             }
+        }
+        sides.addAll(floors);
+        for (Side s : sides) {
             LoadResult r = s.r;
             out.printf(Locale.ROOT, fmt, s.name, String.format(Locale.ROOT, "%,.0f", r.perSecond()),
                     BenchSupport.ms(r.p50Ms()), BenchSupport.ms(r.p99Ms()), BenchSupport.ms(BenchSupport.max(r.e2e)),
@@ -223,6 +255,16 @@ public final class BenchCompareCommand implements Callable<Integer> {
         if (ratio != null) {
             out.printf(Locale.ROOT, "  ratio (parley sends/s / jetstream sends/s): %.2fx%n", ratio);
         }
+        for (Side f : floors) {
+            out.printf(Locale.ROOT, "  %s floor: parley reaches %.2f of it%s%n", f.name,
+                    parley == null ? Double.NaN : parley.r.perSecond() / f.r.perSecond(),
+                    jetstream == null ? "" : String.format(Locale.ROOT, "; it is %.2fx jetstream",
+                            f.r.perSecond() / jetstream.r.perSecond()));
+        }
+        if (!floors.isEmpty()) {
+            out.println("  floor: the hub's HTTP transport with none of its work (http: answered at once; http+fsync: "
+                    + "after a group commit appending and fsyncing the bodies to a file); cpu in its client column");
+        }
         out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
         out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"
                 + (hubMode.equals("in-process") && parley != null ? " (hub included on the parley side)" : ""));
@@ -231,8 +273,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 ? "runs with sync_interval: always (fsync before the PubAck)"
                 : "uses nats-server's default (fsync every 2 min, PubAck before fsync)")
                 + (natsVersion == null ? "" : ", nats-server " + natsVersion));
-        for (Side s : new Side[] {parley, jetstream}) {
-            if (s != null && !s.r.errorKinds.isEmpty()) {
+        for (Side s : sides) {
+            if (!s.r.errorKinds.isEmpty()) {
                 out.println("  " + s.name + " errors: " + s.r.errorKinds);
             }
         }
@@ -243,6 +285,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
             }
             if (jetstream != null) {
                 o.put("jetstream", sideJson(jetstream));
+            }
+            for (Side f : floors) {
+                o.put(f.name.equals("http") ? "floorHttp" : "floorHttpFsync", sideJson(f));
             }
             o.put("ratio", ratio);
             o.put("senders", load.senders);

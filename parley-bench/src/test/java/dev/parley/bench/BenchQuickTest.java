@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +43,37 @@ class BenchQuickTest {
         assertEquals(0, run.result().path("parley").path("errors").asLong(),
                 "every batch answered with every envelope accepted" + run.context());
         assertEquals(0, run.result().path("jetstream").path("errors").asLong(), run.context());
+    }
+
+    /**
+     * The transport floor beside Parley's side (no nats-server needed): both floors carry every
+     * acknowledged send to its stream once, with no errors; their figures are logged, never asserted.
+     */
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void compareQuickWithTheFloorStreamsEveryFloorSendOnce() throws Exception {
+        BenchRun run = BenchRun.bench("compare", "--quick", "--only", "parley", "--floor", "--json");
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+        assertFigures(run.result().path("parley"), "parley", run.context());
+        for (String floor : List.of("floorHttp", "floorHttpFsync")) {
+            JsonNode side = run.result().path(floor);
+            assertFigures(side, floor, run.context());
+            assertEquals(0, side.path("errors").asLong(), floor + ": errors" + run.context());
+            assertEquals(0, side.path("lost").asLong(), floor + ": acknowledged but never streamed" + run.context());
+            assertEquals(0, side.path("duplicates").asLong(), floor + ": streamed twice" + run.context());
+        }
+    }
+
+    /** The floor measures single sends beside Parley: with batches, or without Parley's side, it is refused as usage. */
+    @Test
+    void theFloorIsRefusedWithBatchesOrWithoutParley() {
+        for (String[] args : List.of(new String[] {"compare", "--quick", "--floor", "--batch", "10"},
+                new String[] {"compare", "--quick", "--floor", "--only", "jetstream"})) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            assertEquals(2, BenchRun.execute(out, err, args), String.join(" ", args) + ": " + err);
+            assertTrue(err.toString().contains("--floor measures single sends beside Parley's side"), err.toString());
+        }
     }
 
     /**

@@ -1,0 +1,251 @@
+package dev.parley.bench;
+
+import dev.parley.bench.http.HttpConnection;
+import dev.parley.server.Hub;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The floor under {@code bench compare}'s Parley side: the hub's HTTP transport (Helidon with
+ * {@link Hub#sockets the hub's socket settings}, the same bench senders and SSE readers) doing
+ * none of the hub's work — no authentication, policy, JSON, store or delivery tracking. A POST
+ * to {@code /v1/messages} names its inbox by number in {@code "to"}; the answer is a 202 with
+ * the inbox's next seq, and the body goes out on that inbox's stream as one frame with that
+ * seq. With {@code fsync}, one writer thread appends the bodies of everything queued to a file
+ * and forces it before any of them is answered (a group commit, as the hub's writer does),
+ * so the floor of a durable send on this transport is measured too.
+ *
+ * <p>It is a measuring instrument, not a hub: tokens are inbox numbers and nothing is checked.
+ * It listens on 127.0.0.1 only and lives for one bench run.
+ */
+final class TransportFloor implements AutoCloseable {
+    private static final byte[] TO_FIELD = "\"to\":\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] READY = ": parley ready\n\n".getBytes(StandardCharsets.US_ASCII);
+
+    /** One inbox: its seq and the frames its stream has yet to write. */
+    private record Inbox(AtomicLong seq, LinkedBlockingQueue<byte[]> frames) {
+        Inbox() {
+            this(new AtomicLong(), new LinkedBlockingQueue<>());
+        }
+
+        /** Gives the body its seq and queues its frame; returns the seq. */
+        long accept(byte[] body) {
+            long s = seq.incrementAndGet();
+            byte[] head = ("id: " + s + "\nevent: message\ndata: ").getBytes(StandardCharsets.US_ASCII);
+            byte[] frame = new byte[head.length + body.length + 2];
+            System.arraycopy(head, 0, frame, 0, head.length);
+            System.arraycopy(body, 0, frame, head.length, body.length);
+            frame[frame.length - 2] = '\n';
+            frame[frame.length - 1] = '\n';
+            frames.add(frame);
+            return s;
+        }
+    }
+
+    /** A send waiting for the group commit. */
+    private record Pending(Inbox inbox, byte[] body, CompletableFuture<Long> seq) {
+    }
+
+    private final int senders;
+    private final int size;
+    private final PrintWriter err;
+    private final Inbox[] inboxes;
+    private final Path dir;
+    private final FileChannel log;
+    private final LinkedBlockingQueue<Pending> pending = new LinkedBlockingQueue<>();
+    private final Thread writer;
+    private final WebServer server;
+    private final InboxArrivals[] readers;
+    private volatile boolean closing;
+
+    /** Starts the floor's server (and with {@code fsync} its writer on a temporary file) and opens one stream per inbox. */
+    TransportFloor(int senders, int inboxes, int size, boolean fsync, PrintWriter err) throws Exception {
+        this.senders = senders;
+        this.size = size;
+        this.err = err;
+        this.inboxes = new Inbox[inboxes];
+        for (int i = 0; i < inboxes; i++) {
+            this.inboxes[i] = new Inbox();
+        }
+        if (fsync) {
+            dir = Files.createTempDirectory("parley-bench-floor-");
+            log = FileChannel.open(dir.resolve("log"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            writer = Thread.ofPlatform().daemon().name("bench-floor-writer").start(this::commitLoop);
+        } else {
+            dir = null;
+            log = null;
+            writer = null;
+        }
+        server = Hub.sockets(WebServer.builder())
+                .host("127.0.0.1")
+                .port(0)
+                .shutdownHook(false)
+                .connectionOptions(Hub.socketOptions())
+                .routing(r -> r.post("/v1/messages", this::send).get("/v1/inbox/stream", this::stream))
+                .build()
+                .start();
+        readers = new InboxArrivals[inboxes];
+        try {
+            CountDownLatch ready = new CountDownLatch(inboxes);
+            for (int i = 0; i < inboxes; i++) {
+                InboxArrivals reader = new InboxArrivals(ready);
+                reader.stream = new HttpConnection("127.0.0.1", server.port(), 10_000)
+                        .openStream("/v1/inbox/stream", Integer.toString(i), "", reader, false);
+                readers[i] = reader;
+                Thread.ofPlatform().daemon().name("bench-floor-sse-" + i).start(reader.stream);
+            }
+            if (!ready.await(15, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the floor's streams did not open within 15 s");
+            }
+        } catch (Exception e) {
+            close();
+            throw e;
+        }
+    }
+
+    private void send(ServerRequest req, ServerResponse res) throws InterruptedException {
+        byte[] body = req.content().as(byte[].class);
+        int i = inboxNumber(body);
+        if (i < 0 || i >= inboxes.length) {
+            res.status(Status.BAD_REQUEST_400).send();
+            return;
+        }
+        long seq;
+        if (log == null) {
+            seq = inboxes[i].accept(body);
+        } else {
+            Pending p = new Pending(inboxes[i], body, new CompletableFuture<>());
+            pending.add(p);
+            try {
+                seq = p.seq().get();
+            } catch (ExecutionException e) {
+                res.status(Status.INTERNAL_SERVER_ERROR_500).send();
+                return;
+            }
+        }
+        res.status(Status.ACCEPTED_202).header(HeaderNames.CONTENT_TYPE, "application/json")
+                .send(("{\"seq\":" + seq + ",\"state\":\"accepted\"}").getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private void stream(ServerRequest req, ServerResponse res) throws IOException, InterruptedException {
+        String bearer = req.headers().value(HeaderNames.AUTHORIZATION).orElse("");
+        Inbox inbox = inboxes[Integer.parseInt(bearer.substring("Bearer ".length()))];
+        res.header(HeaderNames.CONTENT_TYPE, "text/event-stream");
+        try (OutputStream out = res.outputStream()) {
+            out.write(READY);
+            out.flush();
+            while (!closing) {
+                byte[] frame = inbox.frames().poll(200, TimeUnit.MILLISECONDS);
+                if (frame != null) {
+                    out.write(frame);
+                    out.flush();
+                }
+            }
+        }
+    }
+
+    /** The group commit: everything queued is appended and forced, then answered. */
+    private void commitLoop() {
+        List<Pending> batch = new ArrayList<>();
+        try {
+            while (true) {
+                batch.add(pending.take());
+                pending.drainTo(batch);
+                ByteBuffer[] bodies = batch.stream().map(p -> ByteBuffer.wrap(p.body())).toArray(ByteBuffer[]::new);
+                while (bodies[bodies.length - 1].hasRemaining()) {
+                    log.write(bodies);
+                }
+                log.force(false);
+                for (Pending p : batch) {
+                    p.seq().complete(p.inbox().accept(p.body()));
+                }
+                batch.clear();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            batch.forEach(p -> p.seq().completeExceptionally(e));
+            pending.forEach(p -> p.seq().completeExceptionally(e));
+        }
+    }
+
+    /** The digits of the body's first {@code "to":"…"}, or -1. */
+    private static int inboxNumber(byte[] body) {
+        outer:
+        for (int at = 0; at + TO_FIELD.length <= body.length; at++) {
+            for (int k = 0; k < TO_FIELD.length; k++) {
+                if (body[at + k] != TO_FIELD[k]) {
+                    continue outer;
+                }
+            }
+            int n = 0;
+            int d = at + TO_FIELD.length;
+            for (; d < body.length && body[d] >= '0' && body[d] <= '9'; d++) {
+                n = n * 10 + (body[d] - '0');
+            }
+            return d > at + TO_FIELD.length ? n : -1;
+        }
+        return -1;
+    }
+
+    /** Runs the bench's closed-loop senders against the floor, as {@link ParleyWorkload#measure} does against a hub. */
+    LoadResult measure(int warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
+            throws Exception {
+        String text = "x".repeat(size);
+        byte[][] bodies = new byte[inboxes.length][];
+        for (int i = 0; i < inboxes.length; i++) {
+            // one length for every body: a sender's request head carries one Content-Length
+            String to = String.format(Locale.ROOT, "%06d", i);
+            bodies[i] = ("{\"to\":\"" + to + "\",\"text\":\"" + text + "\"}").getBytes(StandardCharsets.UTF_8);
+        }
+        ClosedLoopSender[] workers = new ClosedLoopSender[senders];
+        for (int i = 0; i < senders; i++) {
+            HttpConnection conn = new HttpConnection("127.0.0.1", server.port(), 30_000);
+            byte[] head = HttpConnection.head("POST", "/v1/messages", conn.hostHeader(), "sender-" + i,
+                    "application/json", bodies[0].length);
+            workers[i] = new ClosedLoopSender(i, conn, head, bodies);
+        }
+        BenchSupport.progress(err, "floor" + (log != null ? " with fsync" : "") + ": " + senders + " senders -> "
+                + inboxes.length + " inboxes, warm-up " + warmup + " s, window " + seconds + " s");
+        return LoadResult.measure(workers, "bench-floor", readers, warmup, seconds, drainSeconds, atStart, atEnd);
+    }
+
+    @Override
+    public void close() throws IOException {
+        closing = true;
+        for (InboxArrivals reader : readers) {
+            if (reader != null && reader.stream != null) {
+                reader.stream.close();
+            }
+        }
+        server.stop();
+        if (writer != null) {
+            writer.interrupt();
+            log.close();
+            Files.deleteIfExists(dir.resolve("log"));
+            Files.deleteIfExists(dir);
+        }
+    }
+}
