@@ -465,7 +465,6 @@ public final class Hub implements AutoCloseable {
         return "http://" + shown + ":" + port();
     }
 
-    /** The hub's URL for its own agents' processes on this host: a wildcard address is reached on loopback. */
     /**
      * How the hub's listener holds its sockets, for the hub and for {@code bench compare --floor},
      * which measures this transport with none of the hub's work.
@@ -485,6 +484,7 @@ public final class Hub implements AutoCloseable {
         return SocketOptions.builder().tcpNoDelay(true).build();
     }
 
+    /** The hub's URL for its own agents' processes on this host: a wildcard address is reached on loopback. */
     private static String localUrl(String host, int port) {
         String reach = switch (host) {
             case "0.0.0.0" -> "127.0.0.1";
