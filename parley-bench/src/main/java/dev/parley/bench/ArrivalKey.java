@@ -100,7 +100,8 @@ enum ArrivalKey {
         return digits == 32 ? (hi ^ lo) & Long.MAX_VALUE : -1;
     }
 
-    private static int indexOf(byte[] s, int length, byte[] needle) {
+    /** Where {@code needle} first starts in the first {@code length} bytes of {@code s}, or -1. */
+    static int indexOf(byte[] s, int length, byte[] needle) {
         outer:
         for (int i = 0; i + needle.length <= length; i++) {
             for (int j = 0; j < needle.length; j++) {

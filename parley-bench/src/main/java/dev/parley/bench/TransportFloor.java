@@ -193,21 +193,16 @@ final class TransportFloor implements AutoCloseable {
 
     /** The digits of the body's first {@code "to":"…"}, or -1. */
     private static int inboxNumber(byte[] body) {
-        outer:
-        for (int at = 0; at + TO_FIELD.length <= body.length; at++) {
-            for (int k = 0; k < TO_FIELD.length; k++) {
-                if (body[at + k] != TO_FIELD[k]) {
-                    continue outer;
-                }
-            }
-            int n = 0;
-            int d = at + TO_FIELD.length;
-            for (; d < body.length && body[d] >= '0' && body[d] <= '9'; d++) {
-                n = n * 10 + (body[d] - '0');
-            }
-            return d > at + TO_FIELD.length ? n : -1;
+        int at = ArrivalKey.indexOf(body, body.length, TO_FIELD);
+        if (at < 0) {
+            return -1;
         }
-        return -1;
+        int n = 0;
+        int d = at + TO_FIELD.length;
+        for (; d < body.length && body[d] >= '0' && body[d] <= '9'; d++) {
+            n = n * 10 + (body[d] - '0');
+        }
+        return d > at + TO_FIELD.length ? n : -1;
     }
 
     /** Runs the bench's closed-loop senders against the floor, as {@link ParleyWorkload#measure} does against a hub. */
