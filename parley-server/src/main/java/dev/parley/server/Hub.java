@@ -324,11 +324,14 @@ public final class Hub implements AutoCloseable {
             Routes routes = new Routes(tokens, config.maxBodyBytes(), connections);
             RequestLimiter limiter = new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics);
             routes.limitWith(limiter);
+            // Helidon tries routes in the order they were added, matching each templated path's
+            // regex on the way: the send routes first, so that a send is not matched against all
+            // the others (3 % of the request threads' CPU samples when they came fourth).
+            new MessageRoutes(router, schedules, messages, claims, waiters, metrics, limiter, flow).register(routes);
             new OpsRoutes(store::health, new AuditLog(store), metrics, () -> gateway.map(Gateway::status))
                     .register(routes);
             new NodeRoutes(registry, feeds, admission).register(routes);
             new GrantRoutes(registry).register(routes);
-            new MessageRoutes(router, schedules, messages, claims, waiters, metrics, limiter, flow).register(routes);
             new ScheduleRoutes(schedules).register(routes);
             new InboxRoutes(inboxes, stream).register(routes);
             new DeliveryRoutes(policies, dispatcher, feeds).register(routes);
