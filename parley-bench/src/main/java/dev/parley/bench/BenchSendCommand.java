@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
@@ -74,13 +76,16 @@ public final class BenchSendCommand implements Callable<Integer> {
             List<Map<String, Double>> m = new ArrayList<>(List.of(Map.of(), Map.of()));
             long[] cpu = new long[2];
             long[][] machine = new long[2][];
+            Machine.ThreadTicks[] threads = new Machine.ThreadTicks[2];
             LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> {
                 m.set(0, hub.metrics());
                 cpu[0] = BenchSupport.processCpuNanos();
                 machine[0] = BenchSupport.machineCpuTicks();
+                threads[0] = Machine.ThreadTicks.now();
             }, w1 -> {
                 cpu[1] = BenchSupport.processCpuNanos();
                 machine[1] = BenchSupport.machineCpuTicks();
+                threads[1] = Machine.ThreadTicks.now();
                 m.set(1, hub.metrics());
             });
             r.meanBatch = BenchSupport.delta(m.get(0), m.get(1), "parley_commit_batch_size_sum")
@@ -92,6 +97,13 @@ public final class BenchSendCommand implements Callable<Integer> {
             r.cpuPercent = cpu[0] < 0 || cpu[1] < 0 ? Double.NaN
                     : 100.0 * (cpu[1] - cpu[0]) / (r.windowSeconds * 1e9) / Runtime.getRuntime().availableProcessors();
             r.machinePercent = BenchSupport.machineBusyPercent(machine[0], machine[1]);
+            if (cpu[0] >= 0 && cpu[1] >= 0 && r.accepted > 0) {
+                // the threads' ticks say how the process's CPU divides; its total is the precise figure
+                double perSend = (cpu[1] - cpu[0]) / 1000.0 / r.accepted;
+                Map<Machine.ThreadPart, Double> micros = new EnumMap<>(Machine.ThreadPart.class);
+                threads[0].sharesUntil(threads[1]).forEach((part, share) -> micros.put(part, share * perSend));
+                r.cpuMicrosPerSend = micros;
+            }
             print(out, r);
             return r.lost == 0 && r.accepted > 0 ? 0 : 1;
         }
@@ -127,6 +139,11 @@ public final class BenchSendCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  %-34s %.0f%% (other processes about %.0f%%)%n", "machine CPU busy in window",
                     r.machinePercent, Math.max(0, r.machinePercent - r.cpuPercent));
         }
+        if (!r.cpuMicrosPerSend.isEmpty()) {
+            out.printf(Locale.ROOT, "  %-34s %s%n", "process CPU a send, by threads", r.cpuMicrosPerSend.entrySet().stream()
+                    .map(e -> String.format(Locale.ROOT, "%s %.0f us", e.getKey().label, e.getValue()))
+                    .collect(Collectors.joining(", ")));
+        }
         if (output.json) {
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("senders", load.senders);
@@ -154,6 +171,9 @@ public final class BenchSendCommand implements Callable<Integer> {
             o.put("duplicatesOnStream", r.duplicates);
             o.put("cpuPercent", BenchSupport.round(r.cpuPercent));
             o.put("machineCpuPercent", BenchSupport.round(r.machinePercent));
+            Map<String, Object> micros = new LinkedHashMap<>();
+            r.cpuMicrosPerSend.forEach((part, us) -> micros.put(part.key, BenchSupport.round(us)));
+            o.put("cpuMicrosPerSend", micros);
             o.put("cores", Runtime.getRuntime().availableProcessors());
             out.println(JSON.writeValueAsString(o));
         }

@@ -86,12 +86,16 @@ final class BenchSupport {
     /** CPU time (user + system) of a process so far in clock ticks (1/100 s on Linux), or -1. */
     static long cpuTicks(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+            return statTicks(Files.readString(Path.of("/proc/" + pid + "/stat")));
         } catch (IOException | RuntimeException e) {
             return -1;
         }
+    }
+
+    /** utime + stime (fields 14 and 15) of a process's or a thread's {@code stat} line, in clock ticks. */
+    static long statTicks(String stat) {
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // after the name, which may hold spaces
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
     /** {total, idle} jiffies from /proc/stat (Linux), or null. */

@@ -31,6 +31,8 @@ final class LoadResult {
     double meanCommitMs = Double.NaN;
     double cpuPercent = Double.NaN;
     double machinePercent = Double.NaN;
+    /** The process's CPU in the window per accepted send, in µs, by the part of it that spent it (empty: unknown). */
+    Map<Machine.ThreadPart, Double> cpuMicrosPerSend = Map.of();
 
     double perSecond() {
         return windowSeconds > 0 ? accepted / windowSeconds : Double.NaN;

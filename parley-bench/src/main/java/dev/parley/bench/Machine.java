@@ -4,14 +4,18 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.OptionalLong;
 
 /**
  * What a process holds, read from {@code /proc} (Linux; elsewhere the readers answer
  * "unknown"): resident memory, threads, open files and the file-descriptor limit; and the
- * load averages. CPU figures are in {@link BenchSupport}.
+ * load averages; how this process's CPU divides among its threads. The process's and the
+ * machine's CPU totals are in {@link BenchSupport}.
  */
 public final class Machine {
     private Machine() {
@@ -38,6 +42,84 @@ public final class Machine {
         /** The whole machine's busy share (0..100) between two samples; NaN when unknown. */
         public double machinePercentUntil(CpuSample later) {
             return BenchSupport.machineBusyPercent(machineTicks, later.machineTicks);
+        }
+    }
+
+    /**
+     * The parts of this process that a send's CPU is split into, told apart by thread name:
+     * the hub runs in the bench's JVM, so the split says where the hub spends it.
+     */
+    public enum ThreadPart {
+        WRITER("writer", "writer"), VIRTUAL_THREADS("virtual threads", "virtualThreads"),
+        BENCH("the bench's senders and readers", "bench"), JIT("JIT", "jit"), GC("GC", "gc"),
+        REST("rest", "rest");
+
+        final String label;
+        final String key; // in --json
+
+        ThreadPart(String label, String key) {
+            this.label = label;
+            this.key = key;
+        }
+
+        /**
+         * The part of a thread named {@code name} (its {@code comm}, at most 15 characters). The
+         * virtual threads' carriers run the hub's request and stream handlers; the bench sends
+         * and reads on platform threads of its own.
+         */
+        static ThreadPart of(String name) {
+            if (name.equals("parley-writer")) {
+                return WRITER;
+            } else if (name.startsWith("ForkJoinPool-")) {
+                return VIRTUAL_THREADS;
+            } else if (name.startsWith("bench-")) {
+                return BENCH;
+            } else if (name.contains("CompilerThre")) {
+                return JIT;
+            } else if (name.startsWith("GC Thread") || name.startsWith("G1 ")) {
+                return GC;
+            }
+            return REST;
+        }
+    }
+
+    /** Each thread's CPU so far in clock ticks, by thread id and part; empty where /proc cannot say. */
+    public record ThreadTicks(Map<Long, Long> ticks, Map<Long, ThreadPart> parts) {
+        public static ThreadTicks now() {
+            Map<Long, Long> ticks = new HashMap<>();
+            Map<Long, ThreadPart> parts = new HashMap<>();
+            try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+                for (Path task : (Iterable<Path>) tasks::iterator) {
+                    try {
+                        long tid = Long.parseLong(task.getFileName().toString());
+                        ticks.put(tid, BenchSupport.statTicks(Files.readString(task.resolve("stat"))));
+                        parts.put(tid, ThreadPart.of(Files.readString(task.resolve("comm")).strip()));
+                    } catch (IOException | RuntimeException gone) {
+                        // the thread ended between the listing and the read: it is left out
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return new ThreadTicks(Map.of(), Map.of());
+            }
+            return new ThreadTicks(ticks, parts);
+        }
+
+        /**
+         * Each part's share (0..1) of the CPU the threads alive at {@code later} took since this
+         * sample (a thread started since counts from zero; one ended since is lost with its last
+         * ticks); empty when nothing was counted.
+         */
+        public Map<ThreadPart, Double> sharesUntil(ThreadTicks later) {
+            Map<ThreadPart, Long> used = new EnumMap<>(ThreadPart.class);
+            later.ticks.forEach((tid, now) -> used.merge(later.parts.get(tid), now - ticks.getOrDefault(tid, 0L), Long::sum));
+            long total = used.values().stream().mapToLong(Long::longValue).sum();
+            Map<ThreadPart, Double> shares = new EnumMap<>(ThreadPart.class);
+            if (total > 0) {
+                for (ThreadPart part : ThreadPart.values()) {
+                    shares.put(part, used.getOrDefault(part, 0L) / (double) total);
+                }
+            }
+            return shares;
         }
     }
 

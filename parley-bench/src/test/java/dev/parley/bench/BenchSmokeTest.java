@@ -26,6 +26,22 @@ class BenchSmokeTest {
         assertEquals(result.get("acceptedTotal").asLong(), result.get("seen").asLong(), run.context());
         assertEquals(0, result.get("duplicatesOnStream").asLong(), "a seq arrived twice on a stream" + run.context());
         assertEquals(0, run.code(), "bench exit code" + run.context());
+        // the hub runs in this JVM: its writer and the virtual threads that serve the sends used CPU
+        JsonNode cpu = result.get("cpuMicrosPerSend");
+        assertTrue(cpu.get("writer").asDouble() > 0, "no writer CPU counted" + run.context());
+        assertTrue(cpu.get("virtualThreads").asDouble() > 0, "no virtual-thread CPU counted" + run.context());
+    }
+
+    @Test
+    void threadsAreToldApartByTheirNames() {
+        assertEquals(Machine.ThreadPart.WRITER, Machine.ThreadPart.of("parley-writer"));
+        assertEquals(Machine.ThreadPart.VIRTUAL_THREADS, Machine.ThreadPart.of("ForkJoinPool-1-")); // comm keeps 15
+        assertEquals(Machine.ThreadPart.JIT, Machine.ThreadPart.of("C2 CompilerThre"));
+        assertEquals(Machine.ThreadPart.GC, Machine.ThreadPart.of("G1 Refine#0"));
+        assertEquals(Machine.ThreadPart.GC, Machine.ThreadPart.of("GC Thread#1"));
+        assertEquals(Machine.ThreadPart.BENCH, Machine.ThreadPart.of("bench-sse-12"));
+        assertEquals(Machine.ThreadPart.BENCH, Machine.ThreadPart.of("bench-send-3"));
+        assertEquals(Machine.ThreadPart.REST, Machine.ThreadPart.of("parley-announce"));
     }
 
     @Test
