@@ -47,7 +47,7 @@ public final class Machine {
 
     /**
      * The parts of this process that a send's CPU is split into, told apart by thread name:
-     * the hub runs in the bench's JVM, so the split says where the hub spends it.
+     * the hub runs in the bench's JVM, so the split says how much of it is the hub's and where.
      */
     public enum ThreadPart {
         WRITER("writer", "writer"), VIRTUAL_THREADS("virtual threads", "virtualThreads"),
@@ -92,8 +92,10 @@ public final class Machine {
                 for (Path task : (Iterable<Path>) tasks::iterator) {
                     try {
                         long tid = Long.parseLong(task.getFileName().toString());
-                        ticks.put(tid, BenchSupport.statTicks(Files.readString(task.resolve("stat"))));
-                        parts.put(tid, ThreadPart.of(Files.readString(task.resolve("comm")).strip()));
+                        long used = BenchSupport.statTicks(Files.readString(task.resolve("stat")));
+                        ThreadPart part = ThreadPart.of(Files.readString(task.resolve("comm")).strip());
+                        ticks.put(tid, used); // both or neither
+                        parts.put(tid, part);
                     } catch (IOException | RuntimeException gone) {
                         // the thread ended between the listing and the read: it is left out
                     }
