@@ -1,5 +1,6 @@
 package dev.parley.bench;
 
+import dev.parley.store.SqliteStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -68,7 +69,7 @@ public final class Machine {
          * and reads on platform threads of its own.
          */
         static ThreadPart of(String name) {
-            if (name.equals("parley-writer")) {
+            if (name.equals(SqliteStore.WRITER_THREAD)) {
                 return WRITER;
             } else if (name.startsWith("ForkJoinPool-")) {
                 return VIRTUAL_THREADS;
@@ -83,27 +84,28 @@ public final class Machine {
         }
     }
 
-    /** Each thread's CPU so far in clock ticks, by thread id and part; empty where /proc cannot say. */
-    public record ThreadTicks(Map<Long, Long> ticks, Map<Long, ThreadPart> parts) {
+    /** Each thread's CPU so far in clock ticks, with its part, by thread id; empty where /proc cannot say. */
+    public record ThreadTicks(Map<Long, Sample> threads) {
+        /** One thread's part and its CPU so far. */
+        public record Sample(ThreadPart part, long ticks) {
+        }
+
         public static ThreadTicks now() {
-            Map<Long, Long> ticks = new HashMap<>();
-            Map<Long, ThreadPart> parts = new HashMap<>();
+            Map<Long, Sample> threads = new HashMap<>();
             try (var tasks = Files.list(Path.of("/proc/self/task"))) {
                 for (Path task : (Iterable<Path>) tasks::iterator) {
                     try {
-                        long tid = Long.parseLong(task.getFileName().toString());
-                        long used = BenchSupport.statTicks(Files.readString(task.resolve("stat")));
-                        ThreadPart part = ThreadPart.of(Files.readString(task.resolve("comm")).strip());
-                        ticks.put(tid, used); // both or neither
-                        parts.put(tid, part);
+                        threads.put(Long.parseLong(task.getFileName().toString()), new Sample(
+                                ThreadPart.of(Files.readString(task.resolve("comm")).strip()),
+                                BenchSupport.statTicks(Files.readString(task.resolve("stat")))));
                     } catch (IOException | RuntimeException gone) {
                         // the thread ended between the listing and the read: it is left out
                     }
                 }
             } catch (IOException | RuntimeException e) {
-                return new ThreadTicks(Map.of(), Map.of());
+                return new ThreadTicks(Map.of());
             }
-            return new ThreadTicks(ticks, parts);
+            return new ThreadTicks(threads);
         }
 
         /**
@@ -113,7 +115,10 @@ public final class Machine {
          */
         public Map<ThreadPart, Double> sharesUntil(ThreadTicks later) {
             Map<ThreadPart, Long> used = new EnumMap<>(ThreadPart.class);
-            later.ticks.forEach((tid, now) -> used.merge(later.parts.get(tid), now - ticks.getOrDefault(tid, 0L), Long::sum));
+            later.threads.forEach((tid, now) -> {
+                Sample before = threads.get(tid);
+                used.merge(now.part(), now.ticks() - (before == null ? 0 : before.ticks()), Long::sum);
+            });
             long total = used.values().stream().mapToLong(Long::longValue).sum();
             Map<ThreadPart, Double> shares = new EnumMap<>(ThreadPart.class);
             if (total > 0) {

@@ -34,7 +34,7 @@ class BenchSmokeTest {
 
     @Test
     void threadsAreToldApartByTheirNames() {
-        assertEquals(Machine.ThreadPart.WRITER, Machine.ThreadPart.of("parley-writer"));
+        assertEquals(Machine.ThreadPart.WRITER, Machine.ThreadPart.of(dev.parley.store.SqliteStore.WRITER_THREAD));
         assertEquals(Machine.ThreadPart.VIRTUAL_THREADS, Machine.ThreadPart.of("ForkJoinPool-1-")); // comm keeps 15
         assertEquals(Machine.ThreadPart.JIT, Machine.ThreadPart.of("C2 CompilerThre"));
         assertEquals(Machine.ThreadPart.GC, Machine.ThreadPart.of("G1 Refine#0"));

@@ -131,7 +131,7 @@ final class Writer implements AutoCloseable {
         this.lastUpkeepNanos = System.nanoTime();
         this.tx = connect();
         this.announcer = Thread.ofPlatform().name("parley-announcer").daemon(false).start(this::announce);
-        this.thread = Thread.ofPlatform().name("parley-writer").daemon(false).start(this::loop);
+        this.thread = Thread.ofPlatform().name(SqliteStore.WRITER_THREAD).daemon(false).start(this::loop);
     }
 
     /** Runs {@code job} in the next group commit and waits until it is durable. */
