@@ -47,7 +47,8 @@ import picocli.CommandLine.Spec;
                 + "and with every column, per row.",
                 "",
                 "Opens a store on a temporary directory (removed afterwards), appends --envelopes envelopes "
-                        + "(--text characters each) to one inbox from 32 threads, reads the inbox back in pages of "
+                        + "(--text characters each) to one inbox from 32 threads, each with its allowed send's audit "
+                        + "entry, and tells the writer thread's CPU an append, reads the inbox back in pages of "
                         + "256 --rounds times (EventStore.inboxAfter), then closes the store and runs that page's "
                         + "query over the file (a connection opened as the store's readers are), selecting seq alone and then every column of the "
                         + "envelopes table (each read as bytes), alternating, --rounds times each. Exits 1 when a "
@@ -88,12 +89,18 @@ public final class BenchRowsCommand implements Callable<Integer> {
         Path dir = Files.createTempDirectory("parley-bench-rows-");
         try {
             double fillSeconds;
+            double writerMicros;
             long[] store = new long[rounds];
             boolean complete = true;
             try (SqliteStore s = SqliteStore.open(dir, e -> { }, (count, nanos) -> { })) {
                 long f0 = System.nanoTime();
+                long cpu0 = BenchSupport.processCpuNanos();
+                Machine.ThreadTicks ticks0 = Machine.ThreadTicks.now();
                 fill(s);
                 fillSeconds = (System.nanoTime() - f0) / 1e9;
+                long cpu1 = BenchSupport.processCpuNanos();
+                writerMicros = cpu0 < 0 || cpu1 < 0 ? Double.NaN : ticks0.microsEachUntil(Machine.ThreadTicks.now(),
+                        cpu1 - cpu0, envelopes).getOrDefault(Machine.ThreadPart.WRITER, Double.NaN);
                 BenchSupport.progress(err, String.format(Locale.ROOT, "appended %,d envelopes in %.1f s", envelopes,
                         fillSeconds));
                 for (int r = 0; r < rounds; r++) {
@@ -123,7 +130,8 @@ public final class BenchRowsCommand implements Callable<Integer> {
 
             Report report = new Report(String.format(Locale.ROOT, "parley bench rows: one inbox of %,d envelopes "
                     + "(%d-character text), read back in pages of %d, store in this process", envelopes, textChars, PAGE));
-            report.row("append (" + APPENDERS + " threads)", "%,d envelopes in %.1f s", envelopes, fillSeconds);
+            report.row("append (" + APPENDERS + " threads)", "%,d envelopes in %.1f s, the writer's CPU %.1f us an append",
+                    envelopes, fillSeconds, writerMicros);
             report.row("store page read (inboxAfter) best / median", "%,.0f / %,.0f ns per envelope (%d rounds)",
                     storeBest, storeMedian, rounds);
             report.row("same query, seq alone, best", "%,.0f ns per row", oneBest);
@@ -131,7 +139,8 @@ public final class BenchRowsCommand implements Callable<Integer> {
             report.row("a column read", "%,.0f ns ((all - seq alone) / %d)", perColumn, columns.length - 1);
             report.row("every read complete and in order", "%s", complete);
             report.put("envelopes", envelopes).put("textChars", textChars).put("rounds", rounds)
-                    .put("columns", columns.length).put("complete", complete)
+                    .put("columns", columns.length).put("complete", complete).put("appendSeconds", fillSeconds)
+                    .put("writerMicrosPerAppend", writerMicros)
                     .put("storeReadNsPerEnvelope", storeBest).put("storeReadMedianNsPerEnvelope", storeMedian)
                     .put("seqAloneNsPerRow", oneBest).put("allColumnsNsPerRow", allBest).put("columnNs", perColumn);
             report.print(out, output.json);
@@ -145,8 +154,6 @@ public final class BenchRowsCommand implements Callable<Integer> {
     private void fill(SqliteStore store) throws Exception {
         UuidV7 ids = new UuidV7(InstantSource.system());
         String text = BenchSupport.text(textChars);
-        AuditEntry audit = new AuditEntry(Instant.now(), FROM.value(), "send", TO.value(), AuditEntry.Decision.ALLOW,
-                "bench", Optional.empty(), "bench");
         ExecutorService appenders = Executors.newFixedThreadPool(APPENDERS);
         try {
             List<Future<?>> appended = new ArrayList<>(envelopes);
@@ -155,6 +162,9 @@ public final class BenchRowsCommand implements Callable<Integer> {
                         textChars == 0 ? Optional.empty() : Optional.of(text), Optional.empty(), Optional.empty(),
                         Optional.empty(), Optional.empty(), Optional.empty(), Map.of(), Instant.now(),
                         new Trace(1, Route.INTRA_GROUP, "bench"));
+                // the entry a node's allowed send is audited with
+                AuditEntry audit = new AuditEntry(draft.createdAt(), FROM.value(), "send", TO.value(),
+                        AuditEntry.Decision.ALLOW, "bench", Optional.of(draft.id()), "bench");
                 appended.add(appenders.submit(() -> store.append(draft, audit, Optional.empty(), Optional.empty())));
             }
             for (Future<?> f : appended) {

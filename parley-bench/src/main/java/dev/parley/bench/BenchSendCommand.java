@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -98,11 +97,7 @@ public final class BenchSendCommand implements Callable<Integer> {
                     : 100.0 * (cpu[1] - cpu[0]) / (r.windowSeconds * 1e9) / Runtime.getRuntime().availableProcessors();
             r.machinePercent = BenchSupport.machineBusyPercent(machine[0], machine[1]);
             if (cpu[0] >= 0 && cpu[1] >= 0 && r.accepted > 0) {
-                // the threads' ticks say how the process's CPU divides; its total is the precise figure
-                double perSend = (cpu[1] - cpu[0]) / 1000.0 / r.accepted;
-                Map<Machine.ThreadPart, Double> micros = new EnumMap<>(Machine.ThreadPart.class);
-                threads[0].sharesUntil(threads[1]).forEach((part, share) -> micros.put(part, share * perSend));
-                r.cpuMicrosPerSend = micros;
+                r.cpuMicrosPerSend = threads[0].microsEachUntil(threads[1], cpu[1] - cpu[0], r.accepted);
             }
             print(out, r);
             return r.lost == 0 && r.accepted > 0 ? 0 : 1;

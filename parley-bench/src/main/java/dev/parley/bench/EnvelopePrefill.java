@@ -26,7 +26,9 @@ import java.util.UUID;
  * any live id), consecutive seqs per inbox continuing after the inbox's head, the given text,
  * and marked delivered (so that an SSE stream opened without a cursor has nothing to replay,
  * like a hub whose readers have kept up). Envelopes are spread round-robin over the inboxes,
- * each from one of the senders; each gets its audit row, as a real send does. One transaction
+ * each from one of the senders; each gets its audit entry in its row and in the audit table, as a
+ * real send has once the hub's fold copied it (the store must have been closed cleanly, so that
+ * nothing waits to be copied). One transaction
  * per 100,000 rows, in the store's own WAL mode but without fsync (a machine crash during
  * prefill could ruin the temporary store, nothing else); the WAL is checkpointed at the end.
  */
@@ -49,7 +51,13 @@ final class EnvelopePrefill {
                 s.execute("PRAGMA temp_store = MEMORY");
             }
             Map<String, Object> envelope = template(c, "SELECT * FROM envelopes ORDER BY pos DESC LIMIT 1");
+            if (!template(c, "SELECT (SELECT pos FROM audit_copied) = max(pos) AS copied FROM envelopes").get("copied")
+                    .equals(1)) {
+                throw new IllegalStateException("prefill: the store has audit entries not copied yet; close its hub first");
+            }
             Map<String, Object> audit = template(c, "SELECT * FROM audit WHERE envelope_id = '" + envelope.get("id") + "'");
+            long auditId = ((Number) template(c, "SELECT max((SELECT coalesce(max(id), 0) FROM audit),"
+                    + " (SELECT coalesce(max(audit_id), 0) FROM envelopes)) AS last").get("last")).longValue();
             Map<String, Long> heads = new HashMap<>();
             try (PreparedStatement head = c.prepareStatement("SELECT coalesce(max(seq), 0) FROM envelopes WHERE to_node = ?")) {
                 for (String inbox : inboxIds) {
@@ -64,11 +72,12 @@ final class EnvelopePrefill {
             long base = System.currentTimeMillis() - 86_400_000L - count; // all before any live envelope
             try (PreparedStatement insertEnvelope = c.prepareStatement("INSERT INTO envelopes (id, to_node, seq, from_node, "
                     + "kind, text, data, corr_id, thread_id, message_id, meta, created_at, attempt, route, policy_version, "
-                    + "state, delivered_at, topic, rule) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, "
-                    + "'delivered', ?, NULL, ?)");
+                    + "state, delivered_at, topic, rule, audit_id, audit_at, audit_actor, audit_action, audit_target, "
+                    + "audit_reason, audit_policy_version, audit_rule) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, "
+                    + "NULL, ?, ?, ?, ?, 'delivered', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
                  // folded is left to its default (1): the prefilled entries are in the audit's indexes already
-                 PreparedStatement insertAudit = c.prepareStatement("INSERT INTO audit (at, actor, action, target, decision, "
-                         + "reason, envelope_id, policy_version, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                 PreparedStatement insertAudit = c.prepareStatement("INSERT INTO audit (id, at, actor, action, target, "
+                         + "reason, policy_version, rule, decision, envelope_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
                 String kind = (String) envelope.get("kind");
                 int attempt = ((Number) envelope.get("attempt")).intValue();
                 String route = (String) envelope.get("route");
@@ -94,22 +103,21 @@ final class EnvelopePrefill {
                     insertEnvelope.setString(10, policyVersion);
                     insertEnvelope.setLong(11, at + 1);
                     insertEnvelope.setString(12, rule);
+                    auditId++;
+                    bindAudit(insertEnvelope, 13, auditId, at, from, to, audit);
                     insertEnvelope.addBatch();
-                    insertAudit.setLong(1, at);
-                    insertAudit.setString(2, from);
-                    insertAudit.setString(3, (String) audit.get("action"));
-                    insertAudit.setString(4, to);
-                    insertAudit.setString(5, (String) audit.get("decision"));
-                    insertAudit.setString(6, (String) audit.get("reason"));
-                    insertAudit.setString(7, id);
-                    insertAudit.setString(8, (String) audit.get("policy_version"));
-                    insertAudit.setString(9, (String) audit.get("rule"));
+                    bindAudit(insertAudit, 1, auditId, at, from, to, audit);
+                    insertAudit.setString(9, (String) audit.get("decision"));
+                    insertAudit.setString(10, id);
                     insertAudit.addBatch();
                     if ((i + 1) % 1000 == 0 || i + 1 == count) {
                         insertEnvelope.executeBatch();
                         insertAudit.executeBatch();
                     }
                     if ((i + 1) % TX_ROWS == 0 || i + 1 == count) {
+                        try (Statement s = c.createStatement()) { // what the hub's fold writes once it has copied them
+                            s.execute("UPDATE audit_copied SET pos = (SELECT max(pos) FROM envelopes)");
+                        }
                         c.commit();
                         if ((i + 1) % (10L * TX_ROWS) == 0 || i + 1 == count) {
                             BenchSupport.progress(err, String.format(Locale.ROOT, "prefill: %,d of %,d envelopes (%.0f/s)",
@@ -124,6 +132,19 @@ final class EnvelopePrefill {
             }
         }
         return count / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    /** Binds an entry's id, at, actor, action, target, reason, policy version and rule from {@code first} on. */
+    private static void bindAudit(PreparedStatement statement, int first, long id, long at, String from, String to,
+                                  Map<String, Object> audit) throws SQLException {
+        statement.setLong(first, id);
+        statement.setLong(first + 1, at);
+        statement.setString(first + 2, from);
+        statement.setString(first + 3, (String) audit.get("action"));
+        statement.setString(first + 4, to);
+        statement.setString(first + 5, (String) audit.get("reason"));
+        statement.setString(first + 6, (String) audit.get("policy_version"));
+        statement.setString(first + 7, (String) audit.get("rule"));
     }
 
     private static Map<String, Object> template(Connection c, String sql) throws SQLException {

@@ -128,6 +128,18 @@ public final class Machine {
             }
             return shares;
         }
+
+        /**
+         * Each part's CPU in microseconds for each of {@code count} pieces of work that took the
+         * process {@code cpuNanos} between this sample and {@code later}: the threads' ticks say how
+         * the process's CPU divides, its total is the precise figure.
+         */
+        public Map<ThreadPart, Double> microsEachUntil(ThreadTicks later, long cpuNanos, long count) {
+            double each = cpuNanos / 1000.0 / count;
+            Map<ThreadPart, Double> micros = new EnumMap<>(ThreadPart.class);
+            sharesUntil(later).forEach((part, share) -> micros.put(part, share * each));
+            return micros;
+        }
     }
 
     /** The 1-, 5- and 15-minute load averages as written in /proc/loadavg, or "unknown". */

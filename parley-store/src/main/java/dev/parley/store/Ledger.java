@@ -16,10 +16,10 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashSet;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -147,7 +147,7 @@ final class Ledger {
      * every path into an inbox (sends, replies, topics, tasks, notices) is pushed alike.
      */
     static Envelope append(Writer.Tx tx, Envelope draft) throws SQLException {
-        return place(tx, draft).envelope();
+        return place(tx, draft, Optional.empty()).envelope();
     }
 
     /** An appended envelope and the gateway that owns its receiver when another gateway does. */
@@ -157,11 +157,12 @@ final class Ledger {
     /**
      * {@link #append}, telling also where the envelope is relayed. One lookup says whether the
      * receiver is pushed to by webhook and whether another gateway owns it; the rows that follow
-     * from either are written only when they are owed.
+     * from either are written only when they are owed. {@code audit}, when given, is written in
+     * the envelope's row ({@link #UNCOPIED_AUDIT}).
      */
-    private static Placed place(Writer.Tx tx, Envelope draft) throws SQLException {
+    private static Placed place(Writer.Tx tx, Envelope draft, Optional<AuditEntry> audit) throws SQLException {
         Envelope envelope = draft.withSeq(tx.nextSeq(draft.to()));
-        insertEnvelope(tx.statements(), envelope);
+        insertEnvelope(tx, envelope, audit);
         var receiver = tx.statements().get("SELECT (SELECT gateway FROM nodes WHERE id = ?1), EXISTS (SELECT 1 FROM"
                 + " delivery_policies WHERE node_id = ?1 AND webhook_url IS NOT NULL)");
         receiver.setString(1, envelope.to().value());
@@ -194,6 +195,7 @@ final class Ledger {
      * A node's send, as {@link dev.parley.core.EventStore#append} describes it: appended with
      * its audit entry unless the sender already sent its messageId (then the first comes
      * back as a duplicate), moving the envelope it answers to replied, with its reply deadline.
+     * The entry of a send allowed is written in the envelope's row, the others to the audit table.
      */
     static Appended send(Writer.Tx tx, Envelope draft, AuditEntry audit, Optional<String> answers,
                          Optional<Instant> replyBy) throws SQLException {
@@ -204,11 +206,14 @@ final class Ledger {
         if (answers.isPresent()) {
             applyEvent(tx.statements(), answers.get(), new DeliveryEvent.Replied(draft.id()), draft.createdAt(), true);
         }
-        Placed placed = place(tx, draft);
+        boolean inRow = audit.decision() == AuditEntry.Decision.ALLOW && audit.envelopeId().equals(Optional.of(draft.id()));
+        Placed placed = place(tx, draft, inRow ? Optional.of(audit) : Optional.empty());
         if (replyBy.isPresent()) {
             schedule(tx.statements(), placed.envelope().id(), DeliveryStore.Purpose.DEADLINE, replyBy.get(), 0);
         }
-        insertAudit(tx.statements(), audit);
+        if (!inRow) {
+            insertAudit(tx, audit);
+        }
         return new Appended(placed.envelope(), false, relayed(placed.remoteOwner()));
     }
 
@@ -360,9 +365,11 @@ final class Ledger {
         insert.executeUpdate();
     }
 
-    static void insertEnvelope(Statements s, Envelope e) throws SQLException {
-        PreparedStatement insert = s.get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
-                + ", state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted')");
+    private static void insertEnvelope(Writer.Tx tx, Envelope e, Optional<AuditEntry> audit) throws SQLException {
+        PreparedStatement insert = tx.statements().get("INSERT INTO envelopes (" + Rows.ENVELOPE_COLUMNS
+                + ", state, audit_id, audit_at, audit_actor, audit_action, audit_target, audit_reason, audit_policy_version,"
+                + " audit_rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'accepted',"
+                + " ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.setString(1, e.id());
         insert.setLong(2, e.seq());
         insert.setString(3, e.from().value());
@@ -381,6 +388,21 @@ final class Ledger {
         Rows.setNullable(insert, 16, e.topic());
         Rows.setNullable(insert, 17, e.trace().rule());
         insert.setString(18, e.trace().context().stored());
+        if (audit.isPresent()) {
+            AuditEntry a = audit.get();
+            insert.setLong(19, tx.nextAuditId());
+            insert.setLong(20, a.at().toEpochMilli());
+            insert.setString(21, a.actor());
+            insert.setString(22, a.action());
+            insert.setString(23, a.target());
+            insert.setString(24, a.reason());
+            insert.setString(25, a.policyVersion());
+            Rows.setNullable(insert, 26, a.rule());
+        } else {
+            for (int i = 19; i <= 26; i++) {
+                insert.setNull(i, java.sql.Types.NULL);
+            }
+        }
         insert.executeUpdate();
     }
 
@@ -423,28 +445,47 @@ final class Ledger {
         insert.executeUpdate();
     }
 
+    /** The audit log's columns, in the order {@link SqliteStore#audit} reads them. */
+    static final String AUDIT_COLUMNS = "id, at, actor, action, target, decision, reason, envelope_id, policy_version, rule";
+
+    /**
+     * The entries of allowed sends not copied into the audit table yet, as audit rows: those of
+     * the envelopes past {@code audit_copied}. Few (what came in since the last fold), and found
+     * by position, the envelopes' rowid.
+     */
+    static final String UNCOPIED_AUDIT = "SELECT audit_id AS id, audit_at AS at, audit_actor AS actor,"
+            + " audit_action AS action, audit_target AS target, 'allow' AS decision, audit_reason AS reason,"
+            + " id AS envelope_id, audit_policy_version AS policy_version, audit_rule AS rule FROM envelopes"
+            + " WHERE pos > (SELECT pos FROM audit_copied) AND audit_id IS NOT NULL";
+
     /** Writes an entry unfolded: outside the by-node and by-rule indexes until {@link #foldAudit} takes it in. */
-    static void insertAudit(Statements s, AuditEntry a) throws SQLException {
-        var insert = s.get("INSERT INTO audit (at, actor, action, target, decision, reason, envelope_id, policy_version,"
-                + " rule, folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)");
-        insert.setLong(1, a.at().toEpochMilli());
-        insert.setString(2, a.actor());
-        insert.setString(3, a.action());
-        insert.setString(4, a.target());
-        insert.setString(5, a.decision().wire());
-        insert.setString(6, a.reason());
-        Rows.setNullable(insert, 7, a.envelopeId());
-        insert.setString(8, a.policyVersion());
-        Rows.setNullable(insert, 9, a.rule());
+    static void insertAudit(Writer.Tx tx, AuditEntry a) throws SQLException {
+        var insert = tx.statements().get("INSERT INTO audit (" + AUDIT_COLUMNS + ", folded)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)");
+        insert.setLong(1, tx.nextAuditId());
+        insert.setLong(2, a.at().toEpochMilli());
+        insert.setString(3, a.actor());
+        insert.setString(4, a.action());
+        insert.setString(5, a.target());
+        insert.setString(6, a.decision().wire());
+        insert.setString(7, a.reason());
+        Rows.setNullable(insert, 8, a.envelopeId());
+        insert.setString(9, a.policyVersion());
+        Rows.setNullable(insert, 10, a.rule());
         insert.executeUpdate();
     }
 
     /**
-     * Takes every unfolded audit entry into the by-node and by-rule indexes at once: a page of
+     * Copies the entries of allowed sends from their envelopes' rows into the audit table, already
+     * folded, and takes every unfolded audit entry into the by-node and by-rule indexes: a page of
      * each node's index is written once per fold, not once per commit that audited the node.
      */
     static Void foldAudit(Writer.Tx tx) throws SQLException {
-        tx.statements().get("UPDATE audit SET folded = 1 WHERE folded = 0").executeUpdate();
+        var s = tx.statements();
+        s.get("INSERT INTO audit (" + AUDIT_COLUMNS + ", folded) SELECT " + AUDIT_COLUMNS + ", 1 FROM ("
+                + UNCOPIED_AUDIT + ") ORDER BY id").executeUpdate();
+        s.get("UPDATE audit_copied SET pos = (SELECT coalesce(max(pos), 0) FROM envelopes)").executeUpdate();
+        s.get("UPDATE audit SET folded = 1 WHERE folded = 0").executeUpdate();
         return null;
     }
 }

@@ -33,7 +33,8 @@ final class Migrations {
             "V14__chat_irc.sql",
             "V15__traces.sql",
             "V16__schedule_scan_order.sql",
-            "V17__audit_folding.sql");
+            "V17__audit_folding.sql",
+            "V18__send_audit_in_envelopes.sql");
 
     private Migrations() {
     }

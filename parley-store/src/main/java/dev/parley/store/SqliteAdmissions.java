@@ -56,7 +56,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             insert.setLong(8, invite.createdAt().toEpochMilli());
             insert.setLong(9, invite.expiresAt().toEpochMilli());
             insert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -110,7 +110,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             if (insert.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.REPLAY_DETECTED, "this nonce was already used");
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -158,7 +158,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
                 key.executeUpdate();
             }
             for (AuditEntry audit : audits) {
-                Ledger.insertAudit(s, audit);
+                Ledger.insertAudit(tx, audit);
             }
             return null;
         });
@@ -175,7 +175,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             insert.setLong(4, invite.createdAt().toEpochMilli());
             insert.setLong(5, invite.expiresAt().toEpochMilli());
             insert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -206,7 +206,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             if (use.executeUpdate() == 0) {
                 return false;
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return true;
         });
     }
@@ -225,7 +225,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
     @Override
     public void audit(AuditEntry entry) {
         writer.submit(tx -> {
-            Ledger.insertAudit(tx.statements(), entry);
+            Ledger.insertAudit(tx, entry);
             return null;
         });
     }
@@ -234,7 +234,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
     public void auditLater(AuditEntry entry) {
         try {
             writer.enqueue(tx -> {
-                Ledger.insertAudit(tx.statements(), entry);
+                Ledger.insertAudit(tx, entry);
                 return null;
             }).exceptionally(e -> {
                 LOG.log(Level.WARNING, "an audit entry could not be written: " + entry, e);
@@ -268,7 +268,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             upsert.setLong(3, rate.burst());
             upsert.setLong(4, audit.at().toEpochMilli());
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -279,7 +279,7 @@ public final class SqliteAdmissions implements AdmissionStore, LimitStore {
             var delete = tx.statements().get("DELETE FROM node_limits WHERE node_id = ?");
             delete.setString(1, node.value());
             delete.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }

@@ -29,7 +29,7 @@ public final class SqliteAgents implements AgentStore {
             insert.setString(2, spec);
             insert.setLong(3, audit.at().toEpochMilli());
             insert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -42,7 +42,7 @@ public final class SqliteAgents implements AgentStore {
             Rows.setNullable(update, 2, failure);
             update.setString(3, id.value());
             update.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }

@@ -65,7 +65,7 @@ public final class SqliteCapabilities implements CapabilityStore {
                 throw new ParleyException(ErrorCode.CAPABILITY_TAKEN, c.id() + " is published by another node; it"
                         + " must be unpublished before " + c.owner() + " publishes it");
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -78,7 +78,7 @@ public final class SqliteCapabilities implements CapabilityStore {
             update.setLong(1, at.toEpochMilli());
             update.setString(2, id);
             update.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -177,7 +177,7 @@ public final class SqliteCapabilities implements CapabilityStore {
                 mark.executeUpdate();
             }
             Ledger.append(tx, notice);
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }

@@ -78,7 +78,7 @@ public final class SqliteChats implements ChatStore {
             Rows.setNullableMillis(upsert, 8, g.deniedAt());
             upsert.setLong(9, g.createdAt().toEpochMilli());
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -114,7 +114,7 @@ public final class SqliteChats implements ChatStore {
             upsert.setString(5, w.scope().wire());
             upsert.setString(6, w.ignored().wire());
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -126,7 +126,7 @@ public final class SqliteChats implements ChatStore {
             delete.setString(1, groupId);
             delete.setString(2, agent.value());
             delete.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -238,7 +238,7 @@ public final class SqliteChats implements ChatStore {
             if (insert.executeUpdate() == 0) {
                 return false; // one card per group and sender: another is pending
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return true;
         });
     }
@@ -280,7 +280,7 @@ public final class SqliteChats implements ChatStore {
             if (delete.executeUpdate() == 0) {
                 return false;
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return true;
         });
     }
@@ -298,7 +298,7 @@ public final class SqliteChats implements ChatStore {
             var irc = tx.statements().get("DELETE FROM chat_irc WHERE id = ?"); // one id, one kind of platform
             irc.setString(1, id);
             irc.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -320,7 +320,7 @@ public final class SqliteChats implements ChatStore {
             var bridge = tx.statements().get("DELETE FROM chat_platforms WHERE id = ?"); // one id, one kind of platform
             bridge.setString(1, irc.id());
             bridge.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -416,7 +416,7 @@ public final class SqliteChats implements ChatStore {
             upsert.setString(1, APPROVER);
             Rows.setNullable(upsert, 2, node.map(NodeId::value));
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }

@@ -76,7 +76,7 @@ public final class SqliteClaims implements ClaimStore {
                 // A claimed envelope is the sweep's to watch, no longer the ack timeout's.
                 Ledger.unschedule(s, envelopeId, DeliveryStore.Purpose.REDELIVER);
                 Ledger.unschedule(s, envelopeId, DeliveryStore.Purpose.RELEASE);
-                Ledger.insertAudit(s, audit);
+                Ledger.insertAudit(tx, audit);
             }
             return held(s, envelopeId).orElseThrow();
         });
@@ -160,7 +160,7 @@ public final class SqliteClaims implements ClaimStore {
                 rs.next();
                 Ledger.schedule(s, claim.envelopeId(), DeliveryStore.Purpose.RELEASE, notBefore, rs.getInt(1));
             }
-            Ledger.insertAudit(s, audit);
+            Ledger.insertAudit(tx, audit);
             return true;
         });
     }
@@ -172,7 +172,7 @@ public final class SqliteClaims implements ClaimStore {
                 return false;
             }
             boolean moved = Ledger.deadLetter(tx, claim.envelopeId(), why, tries, at, notice);
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return moved;
         });
     }

@@ -88,7 +88,7 @@ public final class SqliteDeliveries implements DeliveryStore {
             }
             upsert.setLong(8, audit.at().toEpochMilli());
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -99,7 +99,7 @@ public final class SqliteDeliveries implements DeliveryStore {
             var delete = tx.statements().get("DELETE FROM delivery_policies WHERE node_id = ?");
             delete.setString(1, node.value());
             delete.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -348,7 +348,7 @@ public final class SqliteDeliveries implements DeliveryStore {
             push.setLong(1, at.toEpochMilli());
             push.setString(2, envelopeId);
             push.executeUpdate();
-            Ledger.insertAudit(s, audit);
+            Ledger.insertAudit(tx, audit);
             return envelope(s, envelopeId);
         });
     }
@@ -361,7 +361,7 @@ public final class SqliteDeliveries implements DeliveryStore {
             }
             Ledger.insertTimeline(tx.statements(), envelopeId, DeliveryState.DEAD_LETTERED, at,
                     "dropped from the dead-letter queue by " + audit.actor());
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }

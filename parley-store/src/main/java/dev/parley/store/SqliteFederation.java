@@ -72,7 +72,7 @@ public final class SqliteFederation implements FederationStore {
             } else {
                 movedBetween(s, node, to.get(), audit.at());
             }
-            Ledger.insertAudit(s, audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -306,11 +306,11 @@ public final class SqliteFederation implements FederationStore {
                     case Inbound.Mail mail -> ingest(tx, mail);
                     case Inbound.Step step -> fold(tx.statements(), source, step.step());
                     case Inbound.Skip skip -> {
-                        Ledger.insertAudit(tx.statements(), skip.audit());
+                        Ledger.insertAudit(tx, skip.audit());
                         yield false;
                     }
                     case Inbound.Refused refused -> {
-                        refuse(tx.statements(), refused.envelope(), refused.audit());
+                        refuse(tx, refused.envelope(), refused.audit());
                         yield false;
                     }
                 });
@@ -327,9 +327,9 @@ public final class SqliteFederation implements FederationStore {
     }
 
     /** An envelope refused here: audited, and its sender's gateway owed a {@code failed} step with the reason. */
-    private static void refuse(Statements s, Envelope envelope, AuditEntry audit) throws SQLException {
-        Ledger.insertAudit(s, audit);
-        Ledger.oweStep(s, envelope.id(), envelope.from().value(), DeliveryState.FAILED, audit.at(),
+    private static void refuse(Writer.Tx tx, Envelope envelope, AuditEntry audit) throws SQLException {
+        Ledger.insertAudit(tx, audit);
+        Ledger.oweStep(tx.statements(), envelope.id(), envelope.from().value(), DeliveryState.FAILED, audit.at(),
                 "refused: " + audit.reason());
     }
 
@@ -348,7 +348,7 @@ public final class SqliteFederation implements FederationStore {
         if (mail.task().orElse(null) instanceof TaskCopy.Assigned assigned
                 && SqliteTasks.read(tx.statements(), assigned.task().id()).isPresent()) {
             // Judged when no such task was here; one came in meanwhile (another source's, or a local one).
-            refuse(tx.statements(), mail.envelope(), new AuditEntry(mail.audit().at(), mail.audit().actor(),
+            refuse(tx, mail.envelope(), new AuditEntry(mail.audit().at(), mail.audit().actor(),
                     mail.audit().action(), mail.audit().target(), AuditEntry.Decision.DENY, "task "
                     + assigned.task().id() + " exists here already", Optional.of(mail.envelope().id()),
                     mail.audit().policyVersion()));
@@ -358,7 +358,7 @@ public final class SqliteFederation implements FederationStore {
         Envelope appended = Ledger.append(tx, mail.envelope().withMessageId(Optional.empty()));
         Ledger.oweStep(tx.statements(), appended.id(), appended.from().value(), DeliveryState.ACCEPTED,
                 mail.audit().at(), "accepted");
-        Ledger.insertAudit(tx.statements(), mail.audit());
+        Ledger.insertAudit(tx, mail.audit());
         if (mail.task().isPresent()) {
             copy(tx, mail.task().get(), appended, mail.audit());
         }
@@ -381,7 +381,7 @@ public final class SqliteFederation implements FederationStore {
                     SqliteTasks.update(s, next.get());
                     SqliteTasks.tap(tx, taskTaps, next.get(), notice);
                 } else {
-                    Ledger.insertAudit(s, new AuditEntry(taken.at(), taken.actor(), "task.copy", "task:" + id,
+                    Ledger.insertAudit(tx, new AuditEntry(taken.at(), taken.actor(), "task.copy", "task:" + id,
                             AuditEntry.Decision.DENY, notice.from() + "'s " + moved.event().name() + " not taken: task "
                             + id + current.map(t -> " is " + t.state().wire()).orElse(" is not") + " here",
                             Optional.of(notice.id()), taken.policyVersion()));

@@ -60,7 +60,7 @@ public final class SqliteSchedules implements ScheduleStore {
                 }
             }
             insert(s, schedule);
-            Ledger.insertAudit(s, audit);
+            Ledger.insertAudit(tx, audit);
             return new Schedules.Created(schedule, false);
         });
     }
@@ -133,7 +133,7 @@ public final class SqliteSchedules implements ScheduleStore {
             if (update.executeUpdate() == 0) {
                 return false;
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return true;
         });
     }
@@ -155,7 +155,7 @@ public final class SqliteSchedules implements ScheduleStore {
             if (!moveOn(tx.statements(), id, due, next, Schedule.State.FAILED, audit.at(), false, Optional.of(why))) {
                 return false;
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return true;
         });
     }

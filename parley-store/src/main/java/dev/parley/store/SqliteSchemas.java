@@ -32,7 +32,7 @@ public final class SqliteSchemas implements SchemaStore {
             upsert.setString(3, schema.version());
             upsert.setLong(4, schema.updatedAt().toEpochMilli());
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -45,7 +45,7 @@ public final class SqliteSchemas implements SchemaStore {
             if (delete.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.SCHEMA_NOT_FOUND, "no schema is set for kind " + kind);
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }

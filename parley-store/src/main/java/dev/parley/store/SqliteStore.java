@@ -237,7 +237,7 @@ public final class SqliteStore implements EventStore {
     public void createNode(Node node, String tokenHash, AuditEntry audit) {
         writer.submit(tx -> {
             Ledger.insertNode(tx.statements(), node, tokenHash, Optional.empty());
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -252,7 +252,7 @@ public final class SqliteStore implements EventStore {
             if (update.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -266,7 +266,7 @@ public final class SqliteStore implements EventStore {
             if (update.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NODE_NOT_FOUND, "node " + id + " does not exist");
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -276,7 +276,7 @@ public final class SqliteStore implements EventStore {
         writer.submit(tx -> {
             // On a gateway the grant is shared before this commit: its echo may have been mirrored already.
             Ledger.insertGrant(tx.statements(), grant);
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -288,7 +288,7 @@ public final class SqliteStore implements EventStore {
             var delete = tx.statements().get("DELETE FROM grants WHERE id = ?");
             delete.setString(1, grantId);
             delete.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -296,7 +296,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public void audit(AuditEntry entry) {
         writer.submit(tx -> {
-            Ledger.insertAudit(tx.statements(), entry);
+            Ledger.insertAudit(tx, entry);
             return null;
         });
     }
@@ -314,7 +314,7 @@ public final class SqliteStore implements EventStore {
                 appended.add(Ledger.send(tx, send.draft(), send.audit(), Optional.empty(), send.replyBy()));
             }
             for (AuditEntry refusal : refusals) {
-                Ledger.insertAudit(tx.statements(), refusal);
+                Ledger.insertAudit(tx, refusal);
             }
             return appended;
         });
@@ -325,7 +325,7 @@ public final class SqliteStore implements EventStore {
         return writer.submit(tx -> {
             Transition transition = Ledger.applyEvent(tx.statements(), envelopeId, event, at, false);
             if (!(transition instanceof Transition.Refused)) {
-                Ledger.insertAudit(tx.statements(), audit);
+                Ledger.insertAudit(tx, audit);
             }
             return transition;
         });
@@ -445,13 +445,14 @@ public final class SqliteStore implements EventStore {
         });
     }
 
-    private static final String AUDIT_SELECT = "SELECT id, at, actor, action, target, decision, reason, envelope_id,"
-            + " policy_version, rule FROM audit";
+    private static final String AUDIT_SELECT = "SELECT " + Ledger.AUDIT_COLUMNS + " FROM audit";
     /**
      * The entries not folded yet, read through their own index: left to itself, SQLite takes
      * {@code audit_by_at} for a query with a time window and reads every entry in it.
      */
     private static final String UNFOLDED_SELECT = AUDIT_SELECT + " INDEXED BY audit_unfolded";
+    /** The entries of allowed sends still in their envelopes' rows, not copied to the audit table yet. */
+    private static final String UNCOPIED_SELECT = "SELECT * FROM (" + Ledger.UNCOPIED_AUDIT + ")";
 
     /** A condition of an audit query and the values of its parameters. */
     private record AuditCondition(String where, List<Object> args) {
@@ -473,30 +474,31 @@ public final class SqliteStore implements EventStore {
         query.until().ifPresent(t -> filters.add(new AuditCondition("at < ?", List.of(t.toEpochMilli()))));
         query.before().ifPresent(id -> filters.add(new AuditCondition("id < ?", List.of(id))));
         // The by-node and by-rule indexes hold folded entries only (Ledger.foldAudit): a filter on
-        // either reads the newest matches from them and from the few entries not folded yet.
+        // either reads the newest matches from them and from the few entries not folded yet. The
+        // entries of the allowed sends not copied yet are read from their envelopes' rows.
         List<AuditPart> parts = new ArrayList<>();
         query.node().ifPresentOrElse(n -> {
             parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("folded = 1 AND actor = ?", List.of(n))));
             parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("folded = 1 AND target = ?", List.of(n))));
             parts.add(new AuditPart(UNFOLDED_SELECT,
                     new AuditCondition("folded = 0 AND (actor = ? OR target = ?)", List.of(n, n))));
+            parts.add(new AuditPart(UNCOPIED_SELECT, new AuditCondition("(actor = ? OR target = ?)", List.of(n, n))));
         }, () -> {
             if (query.rule().isPresent()) {
                 parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("folded = 1", List.of())));
                 parts.add(new AuditPart(UNFOLDED_SELECT, new AuditCondition("folded = 0", List.of())));
+            } else {
+                parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("1 = 1", List.of())));
             }
+            parts.add(new AuditPart(UNCOPIED_SELECT, new AuditCondition("1 = 1", List.of())));
         });
         StringBuilder sql = new StringBuilder();
         List<Object> args = new ArrayList<>();
-        if (parts.isEmpty()) {
-            auditWhere(sql, args, new AuditPart(AUDIT_SELECT, new AuditCondition("1 = 1", List.of())), filters);
-        } else {
-            for (AuditPart part : parts) {
-                sql.append(sql.isEmpty() ? "" : " UNION ").append("SELECT * FROM (");
-                auditWhere(sql, args, part, filters);
-                sql.append(" ORDER BY id DESC LIMIT ?)");
-                args.add(query.limit());
-            }
+        for (AuditPart part : parts) {
+            sql.append(sql.isEmpty() ? "" : " UNION ").append("SELECT * FROM (");
+            auditWhere(sql, args, part, filters);
+            sql.append(" ORDER BY id DESC LIMIT ?)");
+            args.add(query.limit());
         }
         sql.append(" ORDER BY id DESC LIMIT ?");
         args.add(query.limit());
@@ -538,6 +540,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public int pruneAudit(Instant cutoff, int max) {
         return writer.submit(tx -> {
+            Ledger.foldAudit(tx); // an entry still in its envelope's row is pruned like the others
             var delete = tx.statements().get("DELETE FROM audit WHERE id IN (SELECT id FROM audit INDEXED BY audit_by_at"
                     + " WHERE at < ? ORDER BY at LIMIT ?)");
             delete.setLong(1, cutoff.toEpochMilli());

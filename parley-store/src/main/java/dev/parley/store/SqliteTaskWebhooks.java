@@ -44,7 +44,7 @@ public final class SqliteTaskWebhooks implements TaskWebhookStore {
             upsert.setString(9, w.format());
             upsert.setLong(10, w.createdAt().toEpochMilli());
             upsert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -57,7 +57,7 @@ public final class SqliteTaskWebhooks implements TaskWebhookStore {
             delete.setString(2, id);
             boolean removed = delete.executeUpdate() == 1;
             if (removed) {
-                Ledger.insertAudit(tx.statements(), audit);
+                Ledger.insertAudit(tx, audit);
             }
             return removed;
         });

@@ -126,7 +126,7 @@ public final class SqliteTasks implements TaskStore {
 
     private void record(Writer.Tx tx, TaskChange change) throws SQLException {
         Ledger.append(tx, change.notice());
-        Ledger.insertAudit(tx.statements(), change.audit());
+        Ledger.insertAudit(tx, change.audit());
         tap(tx, taps, change.task(), change.notice());
     }
 

@@ -41,7 +41,7 @@ public final class SqliteTopics implements TopicStore {
             insert.setString(2, wanted.node().value());
             insert.setLong(3, wanted.createdAt().toEpochMilli());
             insert.executeUpdate();
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return new Subscribed(wanted, true);
         });
     }
@@ -55,7 +55,7 @@ public final class SqliteTopics implements TopicStore {
             if (delete.executeUpdate() == 0) {
                 throw new ParleyException(ErrorCode.NOT_SUBSCRIBED, node + " is not subscribed to topic " + topic);
             }
-            Ledger.insertAudit(tx.statements(), audit);
+            Ledger.insertAudit(tx, audit);
             return null;
         });
     }
@@ -83,7 +83,7 @@ public final class SqliteTopics implements TopicStore {
                 appended.add(Ledger.append(tx, draft));
             }
             for (AuditEntry audit : audits) {
-                Ledger.insertAudit(tx.statements(), audit);
+                Ledger.insertAudit(tx, audit);
             }
             return appended;
         });

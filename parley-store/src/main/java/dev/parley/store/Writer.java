@@ -70,7 +70,8 @@ final class Writer implements AutoCloseable {
     /**
      * Work the writer commits on its own right after a batch of other work, at most once
      * {@code every}: bulk work that is cheaper the more of it waits, done only while writes
-     * come in (an idle hub commits nothing for it). A transaction of its own, so that its
+     * come in (an idle hub commits nothing for it), and once more at close after work since its
+     * last run (when commits work). A transaction of its own, so that its
      * failure (logged, and undone) never costs another job its commit, and the batch before
      * it is answered without waiting for it.
      */
@@ -102,6 +103,8 @@ final class Writer implements AutoCloseable {
     private final long upkeepNanos;
     /** When the upkeep last ran. Writer thread only. */
     private long lastUpkeepNanos;
+    /** Whether work was committed since the upkeep last ran. Writer thread only. */
+    private boolean workSinceUpkeep;
     private volatile StoreHealth health = StoreHealth.OK;
     /** The open connection and what is known about it; null while no connection could be opened. Writer thread only. */
     private Tx tx;
@@ -225,6 +228,9 @@ final class Writer implements AutoCloseable {
                 batch.add(first);
                 queue.drainTo(batch, MAX_BATCH - 1);
             } else if (closing && queue.isEmpty()) {
+                if (workSinceUpkeep && health == StoreHealth.OK) {
+                    upkeep(); // a store closed cleanly leaves none of it for the next start
+                }
                 stopped = true;
                 // Jobs queued between that look and this one: their callers saw no stop yet.
                 for (Pending<?> late; (late = queue.poll()) != null; ) {
@@ -238,14 +244,19 @@ final class Writer implements AutoCloseable {
                 continue;
             }
             commitAndHandOver(batch, false);
-            long now = System.nanoTime();
+            workSinceUpkeep |= first != null;
             // Not while commits fail: the fold has nothing to take in then (failed batches audit
             // nothing), and its empty commit would report the store healthy between two failures.
-            if (first != null && health == StoreHealth.OK && now - lastUpkeepNanos >= upkeepNanos) {
-                lastUpkeepNanos = now;
-                commitAndHandOver(List.of(upkeep), true);
+            if (first != null && health == StoreHealth.OK && System.nanoTime() - lastUpkeepNanos >= upkeepNanos) {
+                upkeep();
             }
         }
+    }
+
+    private void upkeep() {
+        lastUpkeepNanos = System.nanoTime();
+        workSinceUpkeep = false;
+        commitAndHandOver(List.of(upkeep), true);
     }
 
     private void commitAndHandOver(List<Pending<?>> batch, boolean isUpkeep) {
@@ -466,8 +477,9 @@ final class Writer implements AutoCloseable {
 
     /**
      * What a job sees of the transaction: statements, inbox heads (the last seq per inbox,
-     * kept in memory because only this thread assigns seqs), and envelopes to announce
-     * after the commit. State staged by a job is kept only if the job succeeds.
+     * kept in memory because only this thread assigns seqs), the last audit id, and envelopes
+     * to announce after the commit. State staged by a job is kept only if the job succeeds; an
+     * audit id taken by a job that failed is not given again (ids need only grow).
      */
     static final class Tx {
         private final Statements statements;
@@ -477,6 +489,8 @@ final class Writer implements AutoCloseable {
         private final List<Envelope> committed = new ArrayList<>();
         private final List<Delivered> stagedDeliveries = new ArrayList<>();
         private final List<Delivered> deliveries = new ArrayList<>();
+        /** The last audit id given; read from the store at the first. */
+        private long auditId = -1;
 
         Tx(Statements statements) {
             this.statements = statements;
@@ -491,6 +505,23 @@ final class Writer implements AutoCloseable {
             long head = staged != null ? staged : head(inbox);
             stagedHeads.put(inbox, head + 1);
             return head + 1;
+        }
+
+        /**
+         * The id of the next audit entry, in the audit table or in an envelope's row
+         * ({@link Ledger#UNCOPIED_AUDIT}): one sequence for both, so that the log's order is
+         * the order of its writes wherever an entry waits to be copied.
+         */
+        long nextAuditId() throws SQLException {
+            if (auditId < 0) {
+                var statement = statements.get("SELECT max((SELECT coalesce(max(id), 0) FROM audit),"
+                        + " (SELECT coalesce(max(id), 0) FROM (" + Ledger.UNCOPIED_AUDIT + ")))");
+                try (var rs = statement.executeQuery()) {
+                    rs.next();
+                    auditId = rs.getLong(1);
+                }
+            }
+            return ++auditId;
         }
 
         void announce(Envelope envelope) {

@@ -163,6 +163,110 @@ class SqliteAuditAndSchemasTest {
         assertEquals(0, unfolded(), "the fold after the next batch took in what waited");
     }
 
+    /** Appends an envelope from {@code from} to {@code to} with its allowed send's entry, as a node's send is. */
+    private Envelope send(int second, String from, String to, Optional<String> rule) {
+        String id = String.format("0193f0c4-0000-7000-8000-%012d", second);
+        Envelope draft = new Envelope(id, 0, NodeId.of(from), NodeId.of(to), "message", Optional.of("hi"),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(),
+                T0.plusSeconds(second), new Trace(1, Route.POLICY, "p-000000000000", rule, TraceContext.fresh()));
+        return store.append(draft, new AuditEntry(T0.plusSeconds(second), from, "send", to, AuditEntry.Decision.ALLOW,
+                "why", Optional.of(id), "p-000000000000", rule), Optional.empty(), Optional.empty()).envelope();
+    }
+
+    /** Entries of allowed sends still in their envelopes' rows only. */
+    private long uncopied() throws SQLException {
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+             var rs = c.createStatement().executeQuery("SELECT count(*) FROM envelopes"
+                     + " WHERE pos > (SELECT pos FROM audit_copied) AND audit_id IS NOT NULL")) {
+            return rs.getLong(1);
+        }
+    }
+
+    private static AuditEntry denial(int second, String actor, String target) {
+        return new AuditEntry(T0.plusSeconds(second), actor, "send", target, AuditEntry.Decision.DENY, "no grant",
+                Optional.empty(), "p-000000000000", Optional.empty());
+    }
+
+    /** Every way of reading the log, each as the seconds of the entries it gives. */
+    private List<List<Integer>> views() {
+        List<Integer> paged = new java.util.ArrayList<>();
+        List<AuditRecord> page = store.audit(all(1));
+        while (!page.isEmpty()) {
+            paged.addAll(seconds(page));
+            page = store.audit(all(1).before(page.getLast().id()));
+        }
+        return List.of(seconds(store.audit(all(100))), paged, byNode("a", 100, Optional.empty()),
+                byNode("b", 100, Optional.empty()), byRule("r"),
+                seconds(store.audit(new AuditQuery(Optional.empty(), Optional.of(AuditEntry.Decision.ALLOW), 100))),
+                seconds(store.audit(new AuditQuery(Optional.of("b"), Optional.of(AuditEntry.Decision.DENY), 100))),
+                seconds(store.audit(new AuditQuery(Optional.empty(), Optional.empty(), Optional.empty(),
+                        Optional.of("send"), Optional.of(T0.plusSeconds(1)), Optional.of(T0.plusSeconds(3)),
+                        Optional.empty(), 100))));
+    }
+
+    @Test
+    void anAllowedSendsEntryIsReadFromItsEnvelopeUntilCopiedAndKeepsItsIdAndPlace() throws SQLException {
+        open(false);
+        store.audit(between(0, "a", "b", Optional.empty()));
+        Envelope sent = send(1, "a", "b", Optional.of("r"));
+        store.audit(denial(2, "c", "b"));
+        send(3, "b", "a", Optional.empty());
+        assertEquals(2, uncopied(), "the sends' entries are in their envelopes' rows");
+        assertEquals(2, unfolded(), "and the others in the audit table, not folded yet");
+
+        List<AuditRecord> log = store.audit(all(100));
+        assertEquals(new AuditEntry(T0.plusSeconds(1), "a", "send", "b", AuditEntry.Decision.ALLOW, "why",
+                Optional.of(sent.id()), "p-000000000000", Optional.of("r")), log.get(2).entry());
+        List<List<Integer>> views = List.of(List.of(3, 2, 1, 0), List.of(3, 2, 1, 0), List.of(3, 1, 0),
+                List.of(3, 2, 1, 0), List.of(1), List.of(3, 1, 0), List.of(2), List.of(2, 1));
+        assertEquals(views, views(), "all, paged by one, by node a and b, by rule, allowed, denied to b, a window");
+
+        store.close(); // its last fold copies them
+        assertEquals(0, uncopied());
+        assertEquals(0, unfolded());
+        open(false);
+        assertEquals(log, store.audit(all(100)), "the same entries under the same ids once copied");
+        assertEquals(views, views());
+
+        assertEquals(4, store.pruneAudit(T0.plusSeconds(60), 100));
+        send(4, "a", "b", Optional.empty());
+        store.audit(denial(5, "c", "a"));
+        List<AuditRecord> after = store.audit(all(100));
+        assertEquals(List.of(5, 4), seconds(after));
+        assertTrue(after.getFirst().id() > after.getLast().id(), "ids in the order of the writes, wherever each waits");
+    }
+
+    @Test
+    void aFoldThatCannotCopyLosesNoEntryAndTheNextCopiesThemInOrder() throws SQLException {
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
+             var s = c.createStatement()) {
+            open(true); // creates the schema
+            store.close();
+            s.execute("CREATE TRIGGER no_copy BEFORE INSERT ON audit WHEN NEW.folded = 1"
+                    + " BEGIN SELECT RAISE(ROLLBACK, 'injected I/O failure'); END");
+            open(true); // a fold after every batch, and each one fails
+            send(0, "a", "b", Optional.empty());
+            store.audit(denial(1, "c", "a"));
+            send(2, "b", "a", Optional.empty());
+            store.close();
+            store = null;
+            assertEquals(2, uncopied(), "no fold could copy them");
+            open(true);
+            assertEquals(List.of(2, 1, 0), seconds(store.audit(all(100))), "a store reopened reads them where they wait");
+            store.close();
+            s.execute("DROP TRIGGER no_copy");
+        }
+        open(true);
+        send(3, "a", "b", Optional.empty());
+        store.close();
+        assertEquals(0, uncopied(), "the next fold copied them all");
+        open(true);
+        List<AuditRecord> log = store.audit(all(100));
+        assertEquals(List.of(3, 2, 1, 0), seconds(log));
+        assertEquals(log.stream().map(AuditRecord::id).sorted(java.util.Comparator.reverseOrder()).toList(),
+                log.stream().map(AuditRecord::id).toList(), "ids in the order of the writes");
+    }
+
     @Test
     void pruningDeletesOnlyWhatIsOlderThanTheCutoffInBatches() {
         open();
