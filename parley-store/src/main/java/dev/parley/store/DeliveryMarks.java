@@ -13,15 +13,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Delivery marks from every stream, gathered so that one writer job records all marks
  * made since the last one. Without it each stream's batch was a job of its own, and
- * those jobs made up a large share of every commit. Marks whose commit failed go back in
+ * those jobs made up a large share of every commit; the job marks them all with one statement
+ * ({@link Ledger#markDelivered(Statements, List)}). Marks whose commit failed go back in
  * line and are written with the next job, at the latest when the writer recovers.
  */
 final class DeliveryMarks {
-    private record Mark(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
-    }
-
     private final Writer writer;
-    private final ConcurrentLinkedQueue<Mark> pending = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Ledger.Mark> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean queued = new AtomicBoolean();
 
     DeliveryMarks(Writer writer) {
@@ -30,7 +28,7 @@ final class DeliveryMarks {
     }
 
     void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
-        pending.add(new Mark(envelopes, at, redeliverAfter));
+        pending.add(new Ledger.Mark(envelopes, at, redeliverAfter));
         flush();
     }
 
@@ -39,13 +37,15 @@ final class DeliveryMarks {
         if (pending.isEmpty() || !queued.compareAndSet(false, true)) {
             return;
         }
-        List<Mark> taken = new ArrayList<>();
+        List<Ledger.Mark> taken = new ArrayList<>();
         writer.enqueue(tx -> {
             queued.set(false); // before draining: a mark added from here on queues the next job
-            for (Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
+            for (Ledger.Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
                 taken.add(mark);
-                tx.delivered(Ledger.markDelivered(tx.statements(), mark.envelopes(), mark.at(), mark.redeliverAfter()),
-                        mark.at());
+            }
+            List<List<Envelope>> marked = Ledger.markDelivered(tx.statements(), taken); // all in one statement
+            for (int i = 0; i < taken.size(); i++) {
+                tx.delivered(marked.get(i), taken.get(i).at());
             }
             return null;
         }).whenComplete((done, failure) -> {

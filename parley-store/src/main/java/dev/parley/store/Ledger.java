@@ -1,5 +1,6 @@
 package dev.parley.store;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.parley.core.Appended;
 import dev.parley.core.AuditEntry;
 import dev.parley.core.DeliveryEvent;
@@ -19,8 +20,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -57,6 +60,10 @@ final class Ledger {
         return SETTLED.contains(state);
     }
 
+    /** Envelopes delivered at one instant and, when given, how long until the check that they were acked. */
+    record Mark(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
+    }
+
     /**
      * Marks envelopes delivered (first delivery, or again after a redelivery) and, with
      * {@code redeliverAfter}, schedules the check that they were acked in time. Returns those it
@@ -64,46 +71,81 @@ final class Ledger {
      */
     static List<Envelope> markDelivered(Statements statements, List<Envelope> delivered, Instant at,
                                         Optional<Duration> redeliverAfter) throws SQLException {
-        if (delivered.isEmpty() || markedAlready(statements, delivered)) {
-            return List.of();
+        return markDelivered(statements, List.of(new Mark(delivered, at, redeliverAfter))).getFirst();
+    }
+
+    /**
+     * {@link #markDelivered(Statements, List, Instant, Optional)} for many marks (every stream's
+     * since the last job) in one statement, however many: each envelope at the instant of the
+     * first mark that lists it. Returns, for each mark, the envelopes it marked.
+     */
+    static List<List<Envelope>> markDelivered(Statements statements, List<Mark> marks) throws SQLException {
+        List<List<Envelope>> marked = new ArrayList<>(marks.size());
+        Map<String, Mark> first = new HashMap<>();
+        StringBuilder pairs = new StringBuilder("[");
+        for (Mark mark : marks) {
+            marked.add(new ArrayList<>());
+            if (mark.envelopes().isEmpty() || markedAlready(statements, mark.envelopes())) {
+                continue;
+            }
+            for (Envelope envelope : mark.envelopes()) {
+                if (first.putIfAbsent(envelope.id(), mark) == null) {
+                    pair(pairs, envelope.id(), mark.at());
+                }
+            }
         }
-        // One statement for the whole list, however long: a stream's page or many streams' marks.
-        var update = statements.get("UPDATE envelopes SET delivered_at = ?1, state = CASE WHEN state IN ("
+        if (first.isEmpty()) {
+            return marked;
+        }
+        var update = statements.get("UPDATE envelopes SET delivered_at = m.at, state = CASE WHEN state IN ("
                 + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END"
-                + " WHERE id IN (SELECT value FROM json_each(?2)) AND delivered_at IS NULL RETURNING id");
-        update.setLong(1, at.toEpochMilli());
-        update.setString(2, idArray(delivered));
+                + " FROM (SELECT value ->> 0 AS id, value ->> 1 AS at FROM json_each(?)) AS m"
+                + " WHERE envelopes.id = m.id AND envelopes.delivered_at IS NULL RETURNING envelopes.id");
+        update.setString(1, pairs.append(']').toString());
         Set<String> changed = new HashSet<>();
         try (var rs = update.executeQuery()) {
             while (rs.next()) {
                 changed.add(rs.getString(1));
             }
         }
-        List<Envelope> marked = new ArrayList<>(changed.size());
-        for (Envelope envelope : delivered) {
-            if (changed.remove(envelope.id())) { // the first of an envelope listed twice
-                marked.add(envelope);
-            }
-        }
-        if (marked.isEmpty()) {
+        if (changed.isEmpty()) {
             return marked;
+        }
+        StringBuilder owed = new StringBuilder("[");
+        for (int i = 0; i < marks.size(); i++) {
+            Mark mark = marks.get(i);
+            for (Envelope envelope : mark.envelopes()) {
+                if (first.get(envelope.id()) == mark && changed.remove(envelope.id())) { // once, for the first mark
+                    marked.get(i).add(envelope);
+                    pair(owed, envelope.id(), mark.at());
+                }
+            }
         }
         // What oweStep owes for each, in one statement: a step for the gateways that own the senders.
         var owe = statements.get("INSERT INTO relay (gateway, kind, envelope_id, state, at, detail)"
-                + " SELECT n.gateway, 'ack', e.id, ?1, ?2, 'delivered' FROM json_each(?3) j"
-                + " JOIN envelopes e ON e.id = j.value JOIN nodes n ON n.id = e.from_node"
+                + " SELECT n.gateway, 'ack', e.id, ?1, j.value ->> 1, 'delivered' FROM json_each(?2) j"
+                + " JOIN envelopes e ON e.id = j.value ->> 0 JOIN nodes n ON n.id = e.from_node"
                 + " WHERE n.gateway IS NOT NULL ORDER BY j.key");
         owe.setString(1, DeliveryState.DELIVERED.wire());
-        owe.setLong(2, at.toEpochMilli());
-        owe.setString(3, idArray(marked));
+        owe.setString(2, owed.append(']').toString());
         owe.executeUpdate();
-        if (redeliverAfter.isPresent()) {
-            for (Envelope envelope : marked) {
-                schedule(statements, envelope.id(), DeliveryStore.Purpose.REDELIVER, at.plus(redeliverAfter.get()),
-                        envelope.trace().attempt() + 1);
+        for (int i = 0; i < marks.size(); i++) {
+            Optional<Duration> redeliverAfter = marks.get(i).redeliverAfter();
+            if (redeliverAfter.isPresent()) {
+                for (Envelope envelope : marked.get(i)) {
+                    schedule(statements, envelope.id(), DeliveryStore.Purpose.REDELIVER,
+                            marks.get(i).at().plus(redeliverAfter.get()), envelope.trace().attempt() + 1);
+                }
             }
         }
         return marked;
+    }
+
+    /** Appends {@code ["id",millis]} to a JSON array being written. */
+    private static void pair(StringBuilder array, String id, Instant at) {
+        array.append(array.length() > 1 ? ",[\"" : "[\"");
+        JsonStringEncoder.getInstance().quoteAsString(id, array);
+        array.append("\",").append(at.toEpochMilli()).append(']');
     }
 
     /**
@@ -135,10 +177,6 @@ final class Ledger {
         try (var rs = probe.executeQuery()) {
             return !rs.next();
         }
-    }
-
-    private static String idArray(List<Envelope> envelopes) {
-        return Rows.jsonArray(envelopes, Envelope::id);
     }
 
     /**

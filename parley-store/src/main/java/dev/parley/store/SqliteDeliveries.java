@@ -219,9 +219,9 @@ public final class SqliteDeliveries implements DeliveryStore {
             for (Pushed pushed : pushes) {
                 Ledger.unschedule(tx.statements(), pushed.envelope().id(), Purpose.PUSH);
             }
-            for (var group : byAckCheck.entrySet()) {
-                tx.delivered(Ledger.markDelivered(tx.statements(), group.getValue(), at, group.getKey()), at);
-            }
+            List<Ledger.Mark> marks = byAckCheck.entrySet().stream()
+                    .map(group -> new Ledger.Mark(group.getValue(), at, group.getKey())).toList();
+            Ledger.markDelivered(tx.statements(), marks).forEach(marked -> tx.delivered(marked, at));
             return null;
         });
     }

@@ -159,10 +159,13 @@ class SqliteFederationTest {
         Envelope taken = store.message(inbound.id()).orElseThrow().envelope();
         assertEquals(1, taken.seq());
 
-        store.markDeliveredNow(List.of(taken), NOW, Optional.empty());
+        store.markDeliveredNow(List.of(taken), NOW.plusSeconds(3), Optional.empty());
         store.apply(inbound.id(), new DeliveryEvent.Processed(), NOW, audit());
-        List<DeliveryState> steps = federation.owed(0, 10).stream()
-                .map(o -> assertInstanceOf(Outgoing.Ack.class, o).step().state()).toList();
+        List<RemoteStep> owed = federation.owed(0, 10).stream()
+                .map(o -> assertInstanceOf(Outgoing.Ack.class, o).step()).toList();
+        List<DeliveryState> steps = owed.stream().map(RemoteStep::state).toList();
+        assertEquals(new RemoteStep(inbound.id(), DeliveryState.DELIVERED, NOW.plusSeconds(3), "delivered"), owed.get(2),
+                "the delivered step at the instant of its mark");
         assertEquals(List.of(DeliveryState.ACCEPTED, DeliveryState.ACCEPTED, DeliveryState.DELIVERED,
                 DeliveryState.PROCESSED), steps, "the envelope taken again is accepted again: its sender may have"
                 + " published it again because the first accepted has not reached it");

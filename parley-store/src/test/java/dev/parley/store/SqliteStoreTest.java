@@ -417,6 +417,51 @@ class SqliteStoreTest {
                 .plus(Duration.ofMinutes(1)))), () -> "due entries: " + due);
     }
 
+    /**
+     * Every stream's marks since the last job, written by one statement: each envelope at the
+     * instant of the first mark that lists it, each mark told what it marked, ack checks for the
+     * marks that ask for them.
+     */
+    @Test
+    void manyMarksAreWrittenTogetherEachEnvelopeAtItsFirstMark() throws Exception {
+        open();
+        Envelope e1 = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
+        Envelope e2 = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
+        Envelope e3 = store.append(draft(WORKER, LEAD, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
+        store.close();
+        try (var db = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME))) {
+            db.setAutoCommit(false);
+            Statements statements = new Statements(db);
+            Duration check = Duration.ofMinutes(1);
+            List<List<Envelope>> marked = Ledger.markDelivered(statements, List.of(
+                    new Ledger.Mark(List.of(e1, e3), NOW, Optional.empty()),
+                    new Ledger.Mark(List.of(e3, e2), NOW.plusSeconds(5), Optional.of(check)),
+                    new Ledger.Mark(List.of(), NOW.plusSeconds(7), Optional.of(check)),
+                    new Ledger.Mark(List.of(e1), NOW.plusSeconds(9), Optional.of(check))));
+            assertEquals(List.of(List.of(e1, e3), List.of(e2), List.of(), List.of()), marked);
+            assertEquals(List.of(List.of()), Ledger.markDelivered(statements,
+                    List.of(new Ledger.Mark(List.of(e2, e3), NOW.plusSeconds(11), Optional.of(check)))),
+                    "marked already: nothing, and no ack check");
+            db.commit();
+            statements.close();
+        }
+        open();
+        Map<String, Instant> deliveredAt = new java.util.HashMap<>();
+        for (Envelope e : List.of(e1, e2, e3)) {
+            var record = store.message(e.id()).orElseThrow();
+            assertEquals(DeliveryState.DELIVERED, record.state());
+            deliveredAt.put(e.id(), record.timeline().stream().filter(t -> t.state() == DeliveryState.DELIVERED)
+                    .findFirst().orElseThrow().at());
+        }
+        assertEquals(Map.of(e1.id(), NOW, e2.id(), NOW.plusSeconds(5), e3.id(), NOW), deliveredAt);
+        List<DeliveryStore.Due> due = store.deliveries(null).due(NOW.plus(Duration.ofDays(1)), Optional.empty(), 100)
+                .items();
+        assertEquals(1, due.size(), () -> "one ack check, for the envelope its mark asked it for: " + due);
+        assertEquals(e2.id(), due.getFirst().envelope().id());
+        assertEquals(NOW.plusSeconds(5).plus(Duration.ofMinutes(1)), due.getFirst().dueAt());
+        assertEquals(0, store.backlog());
+    }
+
     @Test
     void markDeliveredNowIsCommittedWhenItReturns() {
         open();
