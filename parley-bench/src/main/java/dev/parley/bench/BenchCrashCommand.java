@@ -38,7 +38,8 @@ import picocli.CommandLine.Spec;
  * same request ({@code messageId}) until it is answered, 202 (it had not been committed) or
  * 200 {@code "duplicate": true} with the first answer (it had). Both count as accepted.
  * lost = accepted but never seen by the reader of its inbox; duplicates = an envelope id seen
- * twice by a reader. Afterwards every inbox is also read back from the store.
+ * twice by a reader. Afterwards every inbox is also read back from the store, and the audit
+ * log: each accepted send has exactly one allowed entry.
  */
 @Command(name = "crash", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchCrashCommand",
         description = {"SIGKILL the hub K times under load and count lost and duplicated envelopes.",
@@ -47,7 +48,8 @@ import picocli.CommandLine.Spec;
                         + "inboxes each followed by an SSE reader that resumes with Last-Event-ID, and SIGKILLs and "
                         + "restarts the hub K times at random (seeded) moments. Resends of requests whose outcome a "
                         + "kill left unknown use the same messageId. Prints accepted, lost (accepted, never seen by "
-                        + "the reader) and duplicates (an envelope id seen twice); exits 1 unless both are 0."})
+                        + "the reader) and duplicates (an envelope id seen twice), then reads the audit log back; "
+                        + "exits 1 unless both are 0 and every accepted send has exactly one audit entry."})
 public final class BenchCrashCommand implements Callable<Integer> {
     private static final byte[] ID_FIELD = "\"id\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SEQ_FIELD = "\"seq\":".getBytes(StandardCharsets.US_ASCII);
@@ -209,12 +211,14 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 }
             }
             storeCheck(hub, nodes, accepted, r);
+            auditCheck(hub, accepted, r);
             r.seconds = (System.nanoTime() - t0) / 1e9;
             if (wal != null) {
                 walSamples = wal.samples();
             }
             print(out, r, upSeconds, restartSeconds, walSamples, walAtKills);
-            return r.lost == 0 && r.duplicates == 0 && r.halfCommitted == 0 && r.accepted > 0 ? 0 : 1;
+            return r.lost == 0 && r.duplicates == 0 && r.halfCommitted == 0 && r.auditMissing == 0 && r.auditTwice == 0
+                    && r.auditIdsTwice == 0 && r.accepted > 0 ? 0 : 1;
         } finally {
             stopSending = true;
             stopReading = true;
@@ -260,6 +264,10 @@ public final class BenchCrashCommand implements Callable<Integer> {
         long storeMissing;
         long storeIdsTwice;
         long storeUnclaimed;
+        long auditEntries;
+        long auditMissing;
+        long auditTwice;
+        long auditIdsTwice;
         double seconds;
     }
 
@@ -299,6 +307,37 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 r.storeMissing++;
             }
         }
+    }
+
+    /**
+     * Reads the audit log's allowed entries back (admin, JSON Lines) and checks that every
+     * accepted send has exactly one, whether the hub was killed before or after its fold copied
+     * it, and that no audit id was given twice.
+     */
+    private void auditCheck(BenchHub hub, Map<String, Integer> accepted, Result r) throws IOException {
+        HttpConnection.Response res = hub.call("GET", "/v1/audit?decision=allow&action=send&format=jsonl", null);
+        if (res.status() != 200) {
+            throw new IllegalStateException("GET audit answered " + res.status() + ": " + res.body());
+        }
+        Set<String> audited = new HashSet<>();
+        Set<Long> ids = new HashSet<>();
+        for (String line : res.body().split("\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonNode entry = BenchSupport.JSON.readTree(line);
+            if (!ids.add(entry.path("id").asLong())) {
+                r.auditIdsTwice++;
+            }
+            String envelope = entry.path("envelopeId").asText();
+            if (accepted.containsKey(envelope)) {
+                r.auditEntries++;
+                if (!audited.add(envelope)) {
+                    r.auditTwice++;
+                }
+            }
+        }
+        r.auditMissing = accepted.keySet().stream().filter(id -> !audited.contains(id)).count();
     }
 
     /** The string value that follows {@code "id":"} first in the bytes, or null. */
@@ -592,6 +631,8 @@ public final class BenchCrashCommand implements Callable<Integer> {
         report.row("reader reconnects (Last-Event-ID)", "%,d", r.reconnects);
         report.row("store read-back", "%,d envelopes; accepted missing %,d; ids twice %,d; not answered to anyone %,d",
                 r.storeEnvelopes, r.storeMissing, r.storeIdsTwice, r.storeUnclaimed);
+        report.row("audit read-back (allowed sends)", "%,d entries of accepted sends; missing %,d; one send twice %,d;"
+                + " audit ids twice %,d", r.auditEntries, r.auditMissing, r.auditTwice, r.auditIdsTwice);
         report.row("errors", "%,d%s; unresolved sends %,d; two answers with one id %,d", r.errors,
                 r.errorKinds.isEmpty() ? "" : " " + r.errorKinds, r.unresolved, r.answeredTwice);
         if (!walSamples.isEmpty()) {
@@ -620,6 +661,10 @@ public final class BenchCrashCommand implements Callable<Integer> {
         report.put("storeMissing", r.storeMissing);
         report.put("storeIdsTwice", r.storeIdsTwice);
         report.put("storeUnclaimed", r.storeUnclaimed);
+        report.put("auditEntries", r.auditEntries);
+        report.put("auditMissing", r.auditMissing);
+        report.put("auditTwice", r.auditTwice);
+        report.put("auditIdsTwice", r.auditIdsTwice);
         report.put("errors", r.errors);
         report.put("unresolved", r.unresolved);
         report.put("seconds", r.seconds);

@@ -57,6 +57,10 @@ class BenchChildHubTest {
         assertEquals(0, r.path("storeIdsTwice").asLong(), run::describe);
         assertEquals(0, r.path("storeUnclaimed").asLong(), () -> "envelopes no answer named\n" + run.describe());
         assertEquals(0, r.path("seqRegressions").asLong(), run::describe);
+        assertEquals(r.path("accepted").asLong(), r.path("auditEntries").asLong(),
+                () -> "one audit entry for each accepted send, killed before its copy or after\n" + run.describe());
+        assertEquals(0, r.path("auditMissing").asLong(), run::describe);
+        assertEquals(0, r.path("auditIdsTwice").asLong(), run::describe);
         assertEquals(0, run.exit, run::describe);
         return r;
     }
