@@ -48,8 +48,9 @@ import picocli.CommandLine.Spec;
                         + "inboxes each followed by an SSE reader that resumes with Last-Event-ID, and SIGKILLs and "
                         + "restarts the hub K times at random (seeded) moments. Resends of requests whose outcome a "
                         + "kill left unknown use the same messageId. Prints accepted, lost (accepted, never seen by "
-                        + "the reader) and duplicates (an envelope id seen twice), then reads the audit log back; "
-                        + "exits 1 unless both are 0 and every accepted send has exactly one audit entry."})
+                        + "the reader) and duplicates (an envelope id seen twice), then reads every inbox and the audit "
+                        + "log back from the hub; exits 1 unless both are 0, the store holds each accepted envelope "
+                        + "once and nothing else, and every accepted send has exactly one audit entry."})
 public final class BenchCrashCommand implements Callable<Integer> {
     private static final byte[] ID_FIELD = "\"id\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SEQ_FIELD = "\"seq\":".getBytes(StandardCharsets.US_ASCII);
@@ -217,8 +218,10 @@ public final class BenchCrashCommand implements Callable<Integer> {
                 walSamples = wal.samples();
             }
             print(out, r, upSeconds, restartSeconds, walSamples, walAtKills);
-            return r.lost == 0 && r.duplicates == 0 && r.halfCommitted == 0 && r.auditMissing == 0 && r.auditTwice == 0
-                    && r.auditIdsTwice == 0 && r.accepted > 0 ? 0 : 1;
+            boolean storeWhole = r.storeMissing == 0 && r.storeIdsTwice == 0 && r.storeUnclaimed == 0;
+            boolean auditWhole = r.auditMissing == 0 && r.auditTwice == 0 && r.auditIdsTwice == 0;
+            return r.lost == 0 && r.duplicates == 0 && r.halfCommitted == 0 && storeWhole && auditWhole
+                    && r.accepted > 0 ? 0 : 1;
         } finally {
             stopSending = true;
             stopReading = true;
