@@ -281,10 +281,10 @@ public final class Hub implements AutoCloseable {
                     .map(GatewayConfig::ownerAck).orElse(OwnerAckPolicy.DEFAULT), policies, feeds, notices,
                     new Courier(config.pushTimeout()), metrics, clock);
             services.add(dispatcher);
-            StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout());
+            StreamWatchdog watchdog = new StreamWatchdog(config.slowReaderTimeout(), config.heartbeat());
             services.add(watchdog);
             Inboxes inboxes = new Inboxes(store, policies, registry, clock);
-            InboxStream stream = new InboxStream(inboxes, feeds, watchdog, metrics, config.heartbeat());
+            InboxStream stream = new InboxStream(inboxes, feeds, watchdog, metrics);
             // The live flow of every commit (the console's), each follower shown what it may see.
             MessageFlow flow = new MessageFlow(watchdog, metrics, config.heartbeat());
             committed.add(flow);

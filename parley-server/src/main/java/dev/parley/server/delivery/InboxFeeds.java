@@ -131,6 +131,8 @@ public final class InboxFeeds implements Notifier {
         private int owners;
         private volatile boolean closed;
         private volatile long head;
+        /** What a stream's watch runs when its heartbeat is due while it waits here. */
+        private final Runnable wake = this::wakeAll;
 
         private Feed(NodeId node) {
             this.node = node;
@@ -301,16 +303,28 @@ public final class InboxFeeds implements Notifier {
 
         /**
          * Waits until an envelope after {@code cursor} is committed or (for the owner's
-         * stream) redelivered, the feed closes, or time passes.
+         * stream) redelivered, the feed closes, or the stream's heartbeat is due; true when
+         * there is news. The wait has no timeout: the watchdog wakes it for the heartbeat.
          */
-        boolean awaitAfter(long cursor, Taken taken, long timeoutNanos) throws InterruptedException {
+        boolean awaitAfter(long cursor, Taken taken, StreamWatchdog.Watch watch) throws InterruptedException {
             lock.lock();
             try {
-                long remaining = timeoutNanos;
-                while (head <= cursor && !redeliveredFor(taken) && !closed && remaining > 0) {
-                    remaining = advanced.awaitNanos(remaining);
+                watch.waiting(wake);
+                while (head <= cursor && !redeliveredFor(taken) && !closed && !watch.heartbeatDue()) {
+                    advanced.await();
                 }
                 return head > cursor || redeliveredFor(taken);
+            } finally {
+                watch.waiting(null);
+                lock.unlock();
+            }
+        }
+
+        /** Makes every wait on this feed look again. */
+        private void wakeAll() {
+            lock.lock();
+            try {
+                advanced.signalAll();
             } finally {
                 lock.unlock();
             }

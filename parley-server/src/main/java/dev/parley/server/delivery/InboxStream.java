@@ -41,14 +41,13 @@ public final class InboxStream {
     private final InboxFeeds feeds;
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
-    private final long heartbeatNanos;
 
-    public InboxStream(Inboxes inboxes, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics, Duration heartbeat) {
+    /** Heartbeats come at the watchdog's interval: it wakes a stream that has been silent that long. */
+    public InboxStream(Inboxes inboxes, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics) {
         this.inboxes = inboxes;
         this.feeds = feeds;
         this.watchdog = watchdog;
         this.metrics = metrics;
-        this.heartbeatNanos = heartbeat.toNanos();
     }
 
     public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, ServerResponse response) {
@@ -86,7 +85,7 @@ public final class InboxStream {
                 } else {
                     // Caught up: only the feed can bring news now, so a heartbeat goes back to waiting
                     // without asking the store (10,000 idle streams asked it 667 times a second).
-                    while (!feed.awaitAfter(position, taken, heartbeatNanos) && !feed.closed()) {
+                    while (!feed.awaitAfter(position, taken, watch) && !feed.closed()) {
                         watch.write(out, HEARTBEAT);
                     }
                 }

@@ -1,7 +1,9 @@
 package dev.parley.server.delivery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.parley.core.Envelope;
 import dev.parley.core.InboxReader;
@@ -9,14 +11,20 @@ import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.Route;
 import dev.parley.core.Trace;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
-/** The feed's ring starts small and grows as envelopes come; what it answers must not change with its size. */
+/**
+ * The feed's ring starts small and grows as envelopes come; what it answers must not change with
+ * its size. A stream's wait on the feed ends with news, or when the watchdog finds its heartbeat due.
+ */
 class InboxFeedsTest {
     private static final NodeId WORKER = NodeId.of("worker");
 
@@ -121,5 +129,32 @@ class InboxFeedsTest {
         assertEquals(List.of(), seqs(feed.take(third)), "a new stream starts after what was handed out before it");
         feed.stopTaking(first);
         assertEquals(0, feed.redeliveriesHeld(), "no stream left that has not taken 5");
+    }
+
+    @Test
+    void aWaitWithoutNewsEndsWhenTheWatchdogFindsItsHeartbeatDueAndNewsEndsItAnyway() throws Exception {
+        InboxFeeds feeds = new InboxFeeds();
+        InboxFeeds.Feed feed = feeds.acquire(WORKER, InboxReader.OWNER);
+        InboxFeeds.Taken taken = feed.startTaking(InboxReader.OWNER);
+        Duration heartbeat = Duration.ofMillis(200);
+        try (StreamWatchdog beating = new StreamWatchdog(Duration.ofMinutes(1), heartbeat);
+             StreamWatchdog slow = new StreamWatchdog(Duration.ofMinutes(1), Duration.ofMinutes(10))) {
+            long start = System.nanoTime();
+            assertFalse(feed.awaitAfter(0, taken, beating.watch(Thread.currentThread())),
+                    "no news: the wait ends for the heartbeat");
+            assertTrue(System.nanoTime() - start >= heartbeat.toNanos() / 2, "not before half the heartbeat's interval");
+
+            // The wait has no timeout of its own: only a commit can end this one (before or after it begins).
+            CompletableFuture<Boolean> waited = new CompletableFuture<>();
+            Thread.ofVirtual().start(() -> {
+                try {
+                    waited.complete(feed.awaitAfter(0, taken, slow.watch(Thread.currentThread())));
+                } catch (InterruptedException e) {
+                    waited.completeExceptionally(e);
+                }
+            });
+            feeds.committed(envelope(1));
+            assertTrue(waited.get(1, TimeUnit.MINUTES), "the commit is news");
+        }
     }
 }

@@ -68,8 +68,8 @@ class InboxStreamTest {
         Inboxes.Inbox inbox = inboxes.own(new Principal.Caller(WORKER));
         InboxFeeds feeds = new InboxFeeds();
         Semaphore heartbeats = new Semaphore(0);
-        try (StreamWatchdog watchdog = new StreamWatchdog(Duration.ofMinutes(1))) {
-            InboxStream stream = new InboxStream(inboxes, feeds, watchdog, new Metrics(), Duration.ofMillis(1));
+        try (StreamWatchdog watchdog = new StreamWatchdog(Duration.ofMinutes(1), Duration.ofMillis(1))) {
+            InboxStream stream = new InboxStream(inboxes, feeds, watchdog, new Metrics());
             Thread serving = Thread.ofVirtual().start(
                     () -> stream.serve(inbox, OptionalLong.of(0), null, response(heartbeats)));
 
