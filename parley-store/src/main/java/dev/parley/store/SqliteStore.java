@@ -120,7 +120,7 @@ public final class SqliteStore implements EventStore {
             }, notifier, observer, new Writer.Upkeep(auditFoldEvery, Ledger::foldAudit));
             ReadPool readers = new ReadPool(file, READERS);
             Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes);
-            writer.afterEachCommit(checkpointer::nudge);
+            writer.afterEachCommit(checkpointer::committed);
             return new SqliteStore(writer, readers, checkpointer);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);

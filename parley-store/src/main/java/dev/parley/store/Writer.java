@@ -190,11 +190,11 @@ final class Writer implements AutoCloseable {
     }
 
     /**
-     * Runs {@code nudge} on the writer's thread after each group commit, outside the commit
-     * lock: it signals, and may hold the next commit back only for a bounded time.
+     * Runs {@code afterCommit} on the writer's thread after each group commit, outside the
+     * commit lock: it may hold the next commit back only for a bounded time.
      */
-    void afterEachCommit(Runnable nudge) {
-        this.afterCommit = nudge;
+    void afterEachCommit(Runnable afterCommit) {
+        this.afterCommit = afterCommit;
     }
 
     /** Runs {@code listener} (on a thread of its own) each time commits work again after failing. */
@@ -267,7 +267,7 @@ final class Writer implements AutoCloseable {
         } finally {
             commits.unlock();
         }
-        handOver(answers); // before the nudge, which may hold the next commit: this batch's callers need not wait
+        handOver(answers); // before afterCommit, which may hold the next commit: this batch's callers need not wait
         afterCommit.run();
     }
 
