@@ -286,7 +286,7 @@ public final class Hub implements AutoCloseable {
             Inboxes inboxes = new Inboxes(store, policies, registry, clock);
             InboxStream stream = new InboxStream(inboxes, feeds, watchdog, metrics);
             // The live flow of every commit (the console's), each follower shown what it may see.
-            MessageFlow flow = new MessageFlow(watchdog, metrics, config.heartbeat());
+            MessageFlow flow = new MessageFlow(watchdog, metrics);
             committed.add(flow);
             A2aTaskWatch a2aWatch = new A2aTaskWatch();
             A2aPushes a2aPushes = new A2aPushes(new TaskWebhooks(store.taskWebhooks(sealer), policies, livePolicy, clock),

@@ -132,7 +132,7 @@ public final class InboxFeeds implements Notifier {
         private volatile boolean closed;
         private volatile long head;
         /** What a stream's watch runs when its heartbeat is due while it waits here. */
-        private final Runnable wake = this::wakeAll;
+        private final Runnable wakeForHeartbeat = this::wakeAll;
 
         private Feed(NodeId node) {
             this.node = node;
@@ -309,7 +309,7 @@ public final class InboxFeeds implements Notifier {
         boolean awaitAfter(long cursor, Taken taken, StreamWatchdog.Watch watch) throws InterruptedException {
             lock.lock();
             try {
-                watch.waiting(wake);
+                watch.waiting(wakeForHeartbeat);
                 while (head <= cursor && !redeliveredFor(taken) && !closed && !watch.heartbeatDue()) {
                     advanced.await();
                 }

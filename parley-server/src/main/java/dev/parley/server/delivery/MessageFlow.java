@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,13 +48,12 @@ public final class MessageFlow implements Notifier {
     private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
-    private final long heartbeatNanos;
     private volatile boolean closed;
 
-    public MessageFlow(StreamWatchdog watchdog, Metrics metrics, Duration heartbeat) {
+    /** Heartbeats come at the watchdog's interval, as on inbox streams: it wakes a follower silent that long. */
+    public MessageFlow(StreamWatchdog watchdog, Metrics metrics) {
         this.watchdog = watchdog;
         this.metrics = metrics;
-        this.heartbeatNanos = heartbeat.toNanos();
     }
 
     @Override
@@ -78,7 +76,7 @@ public final class MessageFlow implements Notifier {
         try (OutputStream out = response.outputStream()) {
             watch.write(out, READY);
             while (!closed) {
-                Taken taken = follower.take(heartbeatNanos);
+                Taken taken = follower.take(watch);
                 if (closed || !stillValid.getAsBoolean()) {
                     break;
                 }
@@ -124,6 +122,8 @@ public final class MessageFlow implements Notifier {
         private final ArrayDeque<Envelope> queue = new ArrayDeque<>();
         private long queuedChars;
         private long dropped;
+        /** What the stream's watch runs when its heartbeat is due while it waits. */
+        private final Runnable wakeForHeartbeat = this::wake;
 
         Follower(Principal viewer) {
             this.viewer = viewer;
@@ -159,13 +159,16 @@ public final class MessageFlow implements Notifier {
             }
         }
 
-        /** What arrived, waiting up to {@code nanos} for something (empty: time for a heartbeat). */
-        Taken take(long nanos) throws InterruptedException {
+        /**
+         * What arrived, waiting for something without a timeout (empty: the watchdog found the
+         * stream's heartbeat due, or the flow closed).
+         */
+        Taken take(StreamWatchdog.Watch watch) throws InterruptedException {
             lock.lock();
             try {
-                long left = nanos;
-                while (queue.isEmpty() && dropped == 0 && !closed && left > 0) {
-                    left = arrived.awaitNanos(left);
+                watch.waiting(wakeForHeartbeat);
+                while (queue.isEmpty() && dropped == 0 && !closed && !watch.heartbeatDue()) {
+                    arrived.await();
                 }
                 List<Envelope> envelopes = new ArrayList<>(Math.min(queue.size(), BATCH));
                 while (!queue.isEmpty() && envelopes.size() < BATCH) {
@@ -177,6 +180,7 @@ public final class MessageFlow implements Notifier {
                 dropped = 0;
                 return taken;
             } finally {
+                watch.waiting(null);
                 lock.unlock();
             }
         }

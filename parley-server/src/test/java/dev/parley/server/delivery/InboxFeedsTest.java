@@ -3,6 +3,7 @@ package dev.parley.server.delivery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.parley.core.Envelope;
@@ -140,8 +141,9 @@ class InboxFeedsTest {
         try (StreamWatchdog beating = new StreamWatchdog(Duration.ofMinutes(1), heartbeat);
              StreamWatchdog slow = new StreamWatchdog(Duration.ofMinutes(1), Duration.ofMinutes(10))) {
             long start = System.nanoTime();
-            assertFalse(feed.awaitAfter(0, taken, beating.watch(Thread.currentThread())),
-                    "no news: the wait ends for the heartbeat");
+            assertFalse(assertTimeoutPreemptively(Duration.ofMinutes(1),
+                    () -> feed.awaitAfter(0, taken, beating.watch(Thread.currentThread()))),
+                    "no news: the watchdog ends the wait for the heartbeat");
             assertTrue(System.nanoTime() - start >= heartbeat.toNanos() / 2, "not before half the heartbeat's interval");
 
             // The wait has no timeout of its own: only a commit can end this one (before or after it begins).

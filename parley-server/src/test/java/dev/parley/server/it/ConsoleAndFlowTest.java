@@ -171,4 +171,18 @@ class ConsoleAndFlowTest {
         assertError(hub.get(null, "/console/lib/..%2F..%2Fadmin.token"), 404, "not_found");
         assertError(hub.post(null, "/console/", obj()), 405, "method_not_allowed");
     }
+
+    /** The flow waits for commits without a timeout; the stream watchdog wakes an idle one for its heartbeat. */
+    @Test
+    void anIdleFlowKeepsGettingHeartbeats(@TempDir Path beatDir) {
+        try (HubFixture beating = HubFixture.start(beatDir, c -> c.withHeartbeat(Duration.ofMillis(300)));
+             SseClient flow = SseClient.open(beating, "/v1/messages/stream", beating.admin(), null)) {
+            flow.expectReady(WAIT);
+            for (int beat = 0; beat < 3; beat++) {
+                SseClient.Frame hb = flow.next(WAIT);
+                assertTrue(hb.isComment(), "heartbeats are comments: " + hb);
+                assertEquals(List.of("hb"), hb.comments());
+            }
+        }
+    }
 }
