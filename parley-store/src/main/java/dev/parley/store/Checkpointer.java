@@ -101,6 +101,7 @@ final class Checkpointer implements AutoCloseable {
         }
         this.lastPassive = System.nanoTime();
         this.noRestartBefore = lastPassive;
+        this.lookedAt = lastPassive - TimeUnit.MILLISECONDS.toNanos(LOOK_MILLIS); // the first look is due
         this.thread = Thread.ofPlatform().name("parley-checkpointer").daemon(true).start(this::run);
     }
 
