@@ -51,7 +51,7 @@ public final class Machine {
      * the hub runs in the bench's JVM, so the split says how much of it is the hub's and where.
      */
     public enum ThreadPart {
-        WRITER("writer", "writer"), VIRTUAL_THREADS("virtual threads", "virtualThreads"),
+        WRITER("writer", "writer"), ANNOUNCER("announcer", "announcer"), VIRTUAL_THREADS("virtual threads", "virtualThreads"),
         BENCH("the bench's senders and readers", "bench"), JIT("JIT", "jit"), GC("GC", "gc"),
         REST("rest", "rest");
 
@@ -71,6 +71,8 @@ public final class Machine {
         static ThreadPart of(String name) {
             if (name.equals(SqliteStore.WRITER_THREAD)) {
                 return WRITER;
+            } else if (name.equals(comm(SqliteStore.ANNOUNCER_THREAD))) {
+                return ANNOUNCER;
             } else if (name.startsWith("ForkJoinPool-")) {
                 return VIRTUAL_THREADS;
             } else if (name.startsWith("bench-")) {
@@ -81,6 +83,11 @@ public final class Machine {
                 return GC;
             }
             return REST;
+        }
+
+        /** What /proc keeps of a thread's name: its first 15 characters. */
+        private static String comm(String threadName) {
+            return threadName.substring(0, Math.min(15, threadName.length()));
         }
     }
 

@@ -41,7 +41,8 @@ class BenchSmokeTest {
         assertEquals(Machine.ThreadPart.GC, Machine.ThreadPart.of("GC Thread#1"));
         assertEquals(Machine.ThreadPart.BENCH, Machine.ThreadPart.of("bench-sse-12"));
         assertEquals(Machine.ThreadPart.BENCH, Machine.ThreadPart.of("bench-send-3"));
-        assertEquals(Machine.ThreadPart.REST, Machine.ThreadPart.of("parley-announce"));
+        assertEquals(Machine.ThreadPart.ANNOUNCER, Machine.ThreadPart.of("parley-announce")); // comm keeps 15
+        assertEquals(Machine.ThreadPart.REST, Machine.ThreadPart.of("parley-checkpoi"));
     }
 
     @Test

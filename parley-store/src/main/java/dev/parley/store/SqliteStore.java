@@ -54,6 +54,8 @@ public final class SqliteStore implements EventStore {
     public static final String FILE_NAME = "parley.db";
     /** The name of the one thread that writes to the store (profiles and benchmarks tell it apart by it). */
     public static final String WRITER_THREAD = "parley-writer";
+    /** The thread that answers and announces each committed batch, in commit order. */
+    public static final String ANNOUNCER_THREAD = "parley-announcer";
     private static final int READERS = 4;
     /** How many seqs one query of {@link #unackedAfter} looks at. */
     private static final int UNACKED_WINDOW = 1024;

@@ -133,7 +133,7 @@ final class Writer implements AutoCloseable {
         this.upkeepNanos = upkeep.every().toNanos();
         this.lastUpkeepNanos = System.nanoTime();
         this.tx = connect();
-        this.announcer = Thread.ofPlatform().name("parley-announcer").daemon(false).start(this::announce);
+        this.announcer = Thread.ofPlatform().name(SqliteStore.ANNOUNCER_THREAD).daemon(false).start(this::announce);
         this.thread = Thread.ofPlatform().name(SqliteStore.WRITER_THREAD).daemon(false).start(this::loop);
     }
 
