@@ -21,7 +21,7 @@ public record Envelope(String id, long seq, NodeId from, NodeId to, String kind,
      * weighs in memory or in a frame.
      */
     public long contentChars() {
-        return text.map(String::length).orElse(0) + data.map(d -> d.json().length()).orElse(0);
+        return (text.isPresent() ? text.get().length() : 0) + (data.isPresent() ? data.get().json().length() : 0);
     }
 
     /** A copy with the inbox position the store assigned. */

@@ -102,6 +102,20 @@ class InboxFeedsTest {
     }
 
     @Test
+    void theSizesOfEnvelopesHeldAcrossTheRingsGrowthStillCountAgainstItsCharacters() {
+        InboxFeeds feeds = new InboxFeeds();
+        InboxFeeds.Feed feed = feeds.acquire(WORKER, InboxReader.OWNER);
+        for (long seq = 1; seq <= 100; seq++) { // 100 chars each, while the ring doubles from 8 to 128
+            feeds.committed(envelope(seq, "s".repeat(100), Optional.empty()));
+        }
+        assertEquals(range(1, 100), seqs(feed.after(0, 1000)));
+
+        feeds.committed(envelope(101, "l".repeat((int) InboxFeeds.RING_CHARS - 50 * 100), Optional.empty()));
+        assertEquals(range(51, 101), seqs(feed.after(50, 1000)), "exactly the 50 oldest make room for the large one");
+        assertNull(feed.after(49, 1000), "seq 50 left the ring for its characters");
+    }
+
+    @Test
     void redeliveriesAreHeldOnlyUntilEveryStreamOfTheOwnerHasTakenThem() {
         InboxFeeds feeds = new InboxFeeds();
         InboxFeeds.Feed feed = feeds.acquire(WORKER, InboxReader.OWNER);
