@@ -6,7 +6,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
@@ -24,7 +27,8 @@ import picocli.CommandLine.Spec;
  * bodies, one ordered consumer per subject ({@link JetStreamWorkload}). Latency is send
  * start to arrival at the reader on both sides. With {@code --batch N}, Parley's senders POST
  * N envelopes per request to {@code /v1/messages:batch} (one commit each) and JetStream's
- * publishers publish asynchronously with up to N PubAcks outstanding.
+ * publishers publish asynchronously with up to N PubAcks outstanding. With {@code --rounds N} both
+ * sides are measured N times, the order alternating, and the headline ratio is the rounds' median.
  */
 @Command(name = "compare", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchCompareCommand",
         description = {"Run the same send workload on Parley and on NATS JetStream and compare them.",
@@ -96,6 +100,13 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "bodies to a file (side http+fsync). Not with --batch or --only jetstream.")
     boolean floor;
 
+    @Option(names = "--rounds", paramLabel = "N", defaultValue = "1",
+            description = "Measure both sides N times, each time on a fresh hub and nats-server, the order alternating "
+                    + "(Parley first in odd rounds, JetStream first in even ones); with more than one round the "
+                    + "headline ratio is the median of the rounds' ratios, since one run's ratio moves with what "
+                    + "else the machine does. Not with --only or --floor (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
     /** CPU readings at a window edge: this process, a server process, the machine. */
     private record Cpu(long selfNanos, long serverTicks, long[] machine) {
         static Cpu now(long serverPid) {
@@ -106,6 +117,32 @@ public final class BenchCompareCommand implements Callable<Integer> {
 
     /** One side's figures and where its CPU went. */
     private record Side(String name, LoadResult r, double selfCpu, double serverCpu, double machineBusy, double loadBefore) {
+        Side named(String other) {
+            return new Side(other, r, selfCpu, serverCpu, machineBusy, loadBefore);
+        }
+
+        boolean ok() {
+            return r.accepted > 0 && r.lost == 0;
+        }
+    }
+
+    /** Both sides (or the one asked for) measured once, one after the other. */
+    private record Round(Side parley, Side jetstream, boolean parleyFirst) {
+        /** Parley's sends/s over JetStream's; null unless both sides ran. */
+        Double ratio() {
+            return parley != null && jetstream != null ? parley.r.perSecond() / jetstream.r.perSecond() : null;
+        }
+
+        List<Side> sides() {
+            List<Side> sides = new ArrayList<>(2);
+            if (parley != null) {
+                sides.add(parley);
+            }
+            if (jetstream != null) {
+                sides.add(jetstream);
+            }
+            return sides;
+        }
     }
 
     @Override
@@ -130,22 +167,26 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 return 2;
             }
         }
-        Side parley = runParley ? runParley(err) : null;
-        String natsVersion = null;
-        Side jetstream = null;
-        if (runJetStream) {
-            natsVersion = NatsServerProcess.version(NatsServerProcess.find().orElseThrow());
-            jetstream = runJetStream(err);
+        String natsVersion = runJetStream ? NatsServerProcess.version(NatsServerProcess.find().orElseThrow()) : null;
+        List<Round> all = new ArrayList<>(rounds);
+        for (int i = 1; i <= rounds; i++) {
+            boolean parleyFirst = i % 2 == 1;
+            Side parley = runParley && parleyFirst ? runParley(err) : null;
+            Side jetstream = runJetStream ? runJetStream(err) : null;
+            if (runParley && !parleyFirst) {
+                parley = runParley(err);
+            }
+            all.add(rounds == 1 ? new Round(parley, jetstream, true)
+                    : new Round(parley.named("parley " + i), jetstream.named("jetstream " + i), parleyFirst));
         }
         List<Side> floors = new ArrayList<>();
         if (floor) {
             floors.add(runFloor(false, err));
             floors.add(runFloor(true, err));
         }
-        print(out, parley, jetstream, floors, natsVersion);
-        boolean ok = (parley == null || parley.r.accepted > 0 && parley.r.lost == 0)
-                && (jetstream == null || jetstream.r.accepted > 0)
-                && floors.stream().allMatch(f -> f.r.accepted > 0 && f.r.lost == 0);
+        print(out, all, floors, natsVersion);
+        boolean ok = all.stream().allMatch(r -> (r.parley() == null || r.parley().ok())
+                && (r.jetstream() == null || r.jetstream().r.accepted > 0)) && floors.stream().allMatch(Side::ok);
         return ok ? 0 : 1;
     }
 
@@ -220,26 +261,32 @@ public final class BenchCompareCommand implements Callable<Integer> {
         if (only != null && !only.equals("parley") && !only.equals("jetstream")) {
             throw new ParameterException(spec.commandLine(), "--only must be parley or jetstream");
         }
+        if (rounds < 1 || rounds > 20) {
+            throw new ParameterException(spec.commandLine(), "--rounds must be between 1 and 20");
+        }
+        if (rounds > 1 && (only != null || floor)) {
+            throw new ParameterException(spec.commandLine(), "--rounds compares the two sides round by round: "
+                    + "not with --only or --floor");
+        }
         if (floor && (batch > 1 || "jetstream".equals(only))) {
             throw new ParameterException(spec.commandLine(), "--floor measures single sends beside Parley's side: "
                     + "not with --batch or --only jetstream");
         }
     }
 
-    private void print(PrintWriter out, Side parley, Side jetstream, List<Side> floors, String natsVersion) {
+    private void print(PrintWriter out, List<Round> all, List<Side> floors, String natsVersion) {
+        Side parley = all.getFirst().parley();
+        Side jetstream = all.getFirst().jetstream();
         out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %d s, "
-                + "window %d s per side%s%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds,
+                + "window %d s per side%s%s%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds,
                 batch > 1 ? ", batches of " + batch + " (parley: POST /v1/messages:batch; jetstream: publishAsync, "
-                        + batch + " acks outstanding)" : "");
-        String fmt = "  %-10s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s%n";
+                        + batch + " acks outstanding)" : "",
+                all.size() > 1 ? ", " + all.size() + " rounds (parley first in odd rounds, jetstream in even ones)" : "");
+        String fmt = "  %-12s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s%n";
         out.printf(Locale.ROOT, fmt, "side", "sends/s", "p50 ms", "p99 ms", "max ms", "ack p50", "ack p99", "errors",
                 "lost", "load", "server", "client", "machine");
         List<Side> sides = new ArrayList<>();
-        for (Side s : new Side[] {parley, jetstream}) {
-            if (s != null) {
-                sides.add(s);
-            }
-        }
+        all.forEach(r -> sides.addAll(r.sides()));
         sides.addAll(floors);
         for (Side s : sides) {
             LoadResult r = s.r;
@@ -250,10 +297,18 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     String.format(Locale.ROOT, "%.1f", s.loadBefore), pctOrDash(s.serverCpu), pctOrDash(s.selfCpu),
                     pctOrDash(s.machineBusy));
         }
-        Double ratio = parley != null && jetstream != null
-                ? BenchSupport.round(parley.r.perSecond() / jetstream.r.perSecond()) : null;
-        if (ratio != null) {
+        List<Double> ratios = all.stream().map(Round::ratio).filter(Objects::nonNull).toList();
+        Double ratio = ratios.isEmpty() ? null : BenchSupport.round(BenchSupport.median(ratios));
+        if (ratio != null && all.size() == 1) {
             out.printf(Locale.ROOT, "  ratio (parley sends/s / jetstream sends/s): %.2fx%n", ratio);
+        } else if (ratio != null) {
+            out.printf(Locale.ROOT, "  ratio each round (parley sends/s / jetstream sends/s): %s%n", ratios.stream()
+                    .map(x -> String.format(Locale.ROOT, "%.2fx", x)).collect(Collectors.joining(" ")));
+            out.printf(Locale.ROOT, "  ratio, median of %d rounds: %.2fx (lowest %.2fx, highest %.2fx)%n", ratios.size(),
+                    ratio, ratios.stream().mapToDouble(Double::doubleValue).min().orElseThrow(),
+                    ratios.stream().mapToDouble(Double::doubleValue).max().orElseThrow());
+            out.printf(Locale.ROOT, "  p99 ms, median of the rounds: parley %s, jetstream %s%n",
+                    BenchSupport.ms(medianOf(all, Round::parley)), BenchSupport.ms(medianOf(all, Round::jetstream)));
         }
         for (Side f : floors) {
             out.printf(Locale.ROOT, "  %s floor: parley reaches %.2f of it%s%n", f.name,
@@ -280,11 +335,24 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
         if (output.json) {
             Map<String, Object> o = new LinkedHashMap<>();
-            if (parley != null) {
-                o.put("parley", sideJson(parley));
-            }
-            if (jetstream != null) {
-                o.put("jetstream", sideJson(jetstream));
+            if (all.size() == 1) {
+                if (parley != null) {
+                    o.put("parley", sideJson(parley));
+                }
+                if (jetstream != null) {
+                    o.put("jetstream", sideJson(jetstream));
+                }
+            } else {
+                o.put("rounds", all.stream().map(r -> {
+                    Map<String, Object> round = new LinkedHashMap<>();
+                    round.put("first", r.parleyFirst() ? "parley" : "jetstream");
+                    round.put("parley", sideJson(r.parley()));
+                    round.put("jetstream", sideJson(r.jetstream()));
+                    round.put("ratio", BenchSupport.round(r.ratio()));
+                    return round;
+                }).toList());
+                o.put("parleyP99MsMedian", BenchSupport.round(medianOf(all, Round::parley)));
+                o.put("jetstreamP99MsMedian", BenchSupport.round(medianOf(all, Round::jetstream)));
             }
             for (Side f : floors) {
                 o.put(f.name.equals("http") ? "floorHttp" : "floorHttpFsync", sideJson(f));
@@ -304,6 +372,11 @@ public final class BenchCompareCommand implements Callable<Integer> {
             out.println(Report.toJson(o));
         }
         out.flush();
+    }
+
+    /** The median over the rounds of one side's end-to-end p99, in milliseconds. */
+    private static double medianOf(List<Round> all, Function<Round, Side> side) {
+        return BenchSupport.median(all.stream().map(side).map(s -> s.r.p99Ms()).toList());
     }
 
     private static Map<String, Object> sideJson(Side s) {

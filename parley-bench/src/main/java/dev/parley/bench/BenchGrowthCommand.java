@@ -210,15 +210,6 @@ public final class BenchGrowthCommand implements Callable<Integer> {
         }
     }
 
-    private static double median(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> sorted = values.stream().sorted().toList();
-        int mid = sorted.size() / 2;
-        return sorted.size() % 2 == 1 ? sorted.get(mid) : (sorted.get(mid - 1) + sorted.get(mid)) / 2;
-    }
-
     private void validate() {
         if (sizes == null || sizes.isEmpty() || sizes.stream().anyMatch(n -> n < 1 || n > 1_000_000_000L)) {
             throw new ParameterException(spec.commandLine(), "--sizes must be 1..1000000000 each");
@@ -240,21 +231,22 @@ public final class BenchGrowthCommand implements Callable<Integer> {
                 "vs smallest", "load", "machine");
         Store smallest = stores.values().iterator().next();
         Store largest = null;
-        double base = median(smallest.runs.stream().map(LoadResult::perSecond).toList());
+        double base = BenchSupport.median(smallest.runs.stream().map(LoadResult::perSecond).toList());
         List<Map<String, Object>> rows = new ArrayList<>();
         for (Store s : stores.values()) {
             largest = s;
-            double rate = median(s.runs.stream().map(LoadResult::perSecond).toList());
-            double p50 = median(s.runs.stream().map(LoadResult::p50Ms).toList());
-            double p99 = median(s.runs.stream().map(LoadResult::p99Ms).toList());
+            double rate = BenchSupport.median(s.runs.stream().map(LoadResult::perSecond).toList());
+            double p50 = BenchSupport.median(s.runs.stream().map(LoadResult::p50Ms).toList());
+            double p99 = BenchSupport.median(s.runs.stream().map(LoadResult::p99Ms).toList());
             double max = s.runs.stream().mapToDouble(r -> BenchSupport.max(r.e2e)).max().orElse(Double.NaN);
             long disk = diskBytes(s.dir);
             out.printf(Locale.ROOT, fmt, String.format(Locale.ROOT, "%,d", s.target),
                     String.format(Locale.ROOT, "%.1f", s.prefillSeconds), Machine.mib(disk).replace(" MiB", "M"),
                     String.format(Locale.ROOT, "%,.0f", rate), String.format(Locale.ROOT, "%.2f", p50),
                     String.format(Locale.ROOT, "%.2f", p99), String.format(Locale.ROOT, "%.2f", max),
-                    String.format(Locale.ROOT, "%.2f", rate / base), String.format(Locale.ROOT, "%.1f", median(s.loads)),
-                    String.format(Locale.ROOT, "%.0f%%", median(s.machine)));
+                    String.format(Locale.ROOT, "%.2f", rate / base),
+                    String.format(Locale.ROOT, "%.1f", BenchSupport.median(s.loads)),
+                    String.format(Locale.ROOT, "%.0f%%", BenchSupport.median(s.machine)));
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("stored", s.target);
             row.put("perSec", BenchSupport.round(rate));
@@ -271,7 +263,7 @@ public final class BenchGrowthCommand implements Callable<Integer> {
             row.put("machineBusyPercent", s.machine.stream().map(BenchSupport::round).toList());
             rows.add(row);
         }
-        double ratio = median(largest.runs.stream().map(LoadResult::perSecond).toList()) / base;
+        double ratio = BenchSupport.median(largest.runs.stream().map(LoadResult::perSecond).toList()) / base;
         out.printf(Locale.ROOT, "  ratio (sends/s at %,d stored / at %,d stored): %.2f%n", largest.target, smallest.target,
                 ratio);
         out.println("  stored: envelopes in the store when the run starts (each run adds its own sends); disk: the store "

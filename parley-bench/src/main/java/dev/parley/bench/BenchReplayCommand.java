@@ -263,11 +263,7 @@ public final class BenchReplayCommand implements Callable<Integer> {
     }
 
     private static double median(List<Replay> rs) {
-        double[] v = rs.stream().mapToDouble(Replay::perSecond).sorted().toArray();
-        if (v.length == 0) {
-            return Double.NaN;
-        }
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return BenchSupport.median(rs.stream().map(Replay::perSecond).toList());
     }
 
     private static Map<String, Object> summary(List<Replay> rs, long expected) {

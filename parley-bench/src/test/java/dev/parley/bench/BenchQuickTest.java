@@ -21,6 +21,11 @@ import org.junit.jupiter.api.Timeout;
  */
 class BenchQuickTest {
 
+    private static void assumeNatsServer() {
+        Assumptions.assumeTrue(NatsServerProcess.find().isPresent(),
+                "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
+    }
+
     private static void assertFigures(JsonNode side, String name, String context) {
         assertTrue(side.isObject(), name + " figures missing" + context);
         assertTrue(side.path("perSec").asDouble() > 0, name + ": no acknowledged send in the window" + context);
@@ -43,6 +48,49 @@ class BenchQuickTest {
         assertEquals(0, run.result().path("parley").path("errors").asLong(),
                 "every batch answered with every envelope accepted" + run.context());
         assertEquals(0, run.result().path("jetstream").path("errors").asLong(), run.context());
+    }
+
+    /**
+     * Two rounds: each has both sides' figures (Parley's with nothing lost or streamed twice), the
+     * second starts with JetStream, and the headline ratio is the median of the rounds' ratios.
+     */
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void compareInRoundsAlternatesTheSidesAndReportsTheMedianRatio() throws Exception {
+        assumeNatsServer();
+        BenchRun run = BenchRun.bench("compare", "--quick", "--rounds", "2", "--json");
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+        JsonNode rounds = run.result().path("rounds");
+        assertEquals(2, rounds.size(), run.context());
+        List<Double> ratios = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            JsonNode round = rounds.get(i);
+            assertEquals(i == 0 ? "parley" : "jetstream", round.path("first").asText(), "who runs first" + run.context());
+            assertFigures(round.path("parley"), "parley, round " + (i + 1), run.context());
+            assertFigures(round.path("jetstream"), "jetstream, round " + (i + 1), run.context());
+            assertEquals(0, round.path("parley").path("lost").asLong(), "accepted but never streamed" + run.context());
+            assertEquals(0, round.path("parley").path("duplicates").asLong(), run.context());
+            double ratio = round.path("parley").path("perSec").asDouble() / round.path("jetstream").path("perSec").asDouble();
+            assertEquals(ratio, round.path("ratio").asDouble(), 0.001, "round " + (i + 1) + "'s ratio" + run.context());
+            ratios.add(round.path("ratio").asDouble());
+        }
+        assertEquals((ratios.get(0) + ratios.get(1)) / 2, run.result().path("ratio").asDouble(), 0.002,
+                "the headline ratio is the median of two rounds: their mean" + run.context());
+        assertTrue(run.result().path("parley").isMissingNode(), "no single-run figures beside the rounds" + run.context());
+    }
+
+    /** Rounds compare the two sides: with one side only or with the floor they are refused as usage, as are 0 and 21. */
+    @Test
+    void roundsAreRefusedWithOneSideTheFloorOrOutOfRange() {
+        for (String[] args : List.of(new String[] {"compare", "--quick", "--rounds", "2", "--only", "parley"},
+                new String[] {"compare", "--quick", "--rounds", "2", "--floor"},
+                new String[] {"compare", "--quick", "--rounds", "0"},
+                new String[] {"compare", "--quick", "--rounds", "21"})) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            assertEquals(2, BenchRun.execute(out, err, args), String.join(" ", args) + ": " + err);
+            assertTrue(err.toString().contains("--rounds"), err.toString());
+        }
     }
 
     /**
@@ -81,8 +129,7 @@ class BenchQuickTest {
      * Parley accepted lost or streamed twice, a ratio; the ratio is logged, never asserted.
      */
     private static BenchRun compareQuick(String... options) throws Exception {
-        Assumptions.assumeTrue(NatsServerProcess.find().isPresent(),
-                "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
+        assumeNatsServer();
         List<String> args = new ArrayList<>(List.of("compare", "--quick", "--json"));
         args.addAll(List.of(options));
         BenchRun run = BenchRun.bench(args.toArray(String[]::new));
@@ -103,8 +150,7 @@ class BenchQuickTest {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void federationQuickDeliversEveryCrossGatewaySendOnce() throws Exception {
-        Assumptions.assumeTrue(NatsServerProcess.find().isPresent(),
-                "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
+        assumeNatsServer();
         // a busy machine may deliver behind the 202s: the drain waits for every arrival, up to a minute
         BenchRun run = BenchRun.bench("federation", "--quick", "--drain-seconds", "60", "--json");
         JsonNode federated = run.result().path("federation");
