@@ -96,17 +96,81 @@ class ParleyScriptTest {
     }
 
     private static Run parley(Map<String, String> env, String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of(root.resolve("parley").toString()));
-        command.addAll(List.of(args));
+        List<String> command = new ArrayList<>(List.of(args));
         command.addAll(List.of("--url", hub.url(), "--token", lead));
+        return finish(start(env, command));
+    }
+
+    /** The script started with {@code args}, on the JDK of this test. */
+    private static Process start(Map<String, String> env, List<String> args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(root.resolve("parley").toString()));
+        command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home")); // the JDK of this test
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         builder.environment().putAll(env);
-        Process process = builder.start();
+        return builder.start();
+    }
+
+    private static Run finish(Process process) throws Exception {
         // the answers are a few lines: they fit the pipes, so reading after the exit cannot block it
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "./parley did not finish");
         return new Run(process.exitValue(), new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
                 new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Two commands started together on a stale tree (the README's {@code ./parley serve &} and
+     * then a client command) build once: the second waits on the script's build lock while the
+     * first builds, then finds the jar fresh. Before the lock both built into the same target
+     * directories and could leave a broken jar. {@code mvn} is a stand-in on the PATH that counts
+     * its runs and holds until the test releases it, so the second command surely starts while
+     * the first one's build is under way.
+     */
+    @Test
+    void commandsStartedTogetherOnAStaleTreeBuildOnce() throws Exception {
+        Path bin = Files.createDirectories(dir.resolve("stand-in-mvn"));
+        Path builds = bin.resolve("builds");
+        Path release = bin.resolve("release");
+        Path mvn = bin.resolve("mvn");
+        Files.writeString(mvn, """
+                #!/bin/sh
+                # a build that lasts until the test releases it, then leaves the jar newer than the sources
+                echo build >> '%s'
+                while [ ! -e '%s' ]; do sleep 0.05; done
+                touch parley-cli/target/parley.jar
+                """.formatted(builds, release));
+        assertTrue(mvn.toFile().setExecutable(true));
+        // stale: a build file newer than the jar, yet older than the stand-in's touch will make it
+        Instant now = Instant.now();
+        Path pom = root.resolve("pom.xml");
+        Files.writeString(pom, "<project/>");
+        Files.setLastModifiedTime(jar, FileTime.from(now.minusSeconds(120)));
+        Files.setLastModifiedTime(pom, FileTime.from(now.minusSeconds(60)));
+        Map<String, String> env = Map.of("PATH", bin + File.pathSeparator + System.getenv("PATH"), "PARLEY_AOT", "off");
+        try {
+            Process first = start(env, List.of("--version"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(builds));
+            Process second = start(env, List.of("--version"));
+            // the second blocks in flock (its child) until the first build is over
+            await().atMost(Duration.ofSeconds(60)).until(() -> second.descendants()
+                    .anyMatch(p -> p.info().command().filter(c -> c.endsWith("/flock")).isPresent()));
+            Files.createFile(release);
+            Run a = finish(first);
+            Run b = finish(second);
+            for (Run run : List.of(a, b)) {
+                assertEquals(0, run.exit(), run::toString);
+                assertTrue(run.out().startsWith("parley "), run::toString);
+            }
+            assertEquals(List.of("build"), Files.readAllLines(builds), "one build for both commands");
+            assertTrue(a.err().contains("parley: building the distribution"), a::toString);
+            assertTrue(b.err().contains("waiting for another ./parley to finish building"), b::toString);
+            assertFalse(b.err().contains("parley: building the distribution"), b::toString);
+        } finally {
+            Files.deleteIfExists(pom); // the other tests' layout has no build files newer than the jar
+            if (Files.notExists(release)) {
+                Files.createFile(release); // a stand-in still holding ends
+            }
+        }
     }
 
     /** A send that is accepted and one the hub refuses, as a script would run them. */
