@@ -84,12 +84,15 @@ public final class ParleyCommand extends CommandGroup {
      * The command for {@code args}. Building a subcommand costs picocli's reflection over it and
      * all its nested commands (about half a second for all of them on a cold JVM), so when the
      * first argument names one, only that one is built: {@code parley send} pays for
-     * {@code send} alone. Anything else ({@code help}, an option, a typo, nothing) gets them
-     * all, to list them.
+     * {@code send} alone; {@code parley --version} (or {@code -V}) alone needs none. Anything
+     * else ({@code help}, another option, a typo, nothing) gets them all, to list them.
      */
     public static CommandLine forArgs(String... args) {
         if (args.length > 0 && SUBCOMMANDS.containsKey(args[0]) && !args[0].equals("help")) {
             return with(args[0]::equals);
+        }
+        if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+            return with(name -> false);
         }
         return all();
     }

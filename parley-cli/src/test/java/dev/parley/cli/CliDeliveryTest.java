@@ -290,6 +290,19 @@ class CliDeliveryTest {
         assertTrue(parley("--help").out().contains("9    no reply in time (ask)"));
     }
 
+    /** {@code parley --version} builds no subcommand (half of its start-up was building them all) and still answers. */
+    @Test
+    void theVersionAloneBuildsNoSubcommand() {
+        for (String option : List.of("--version", "-V")) {
+            assertTrue(ParleyCommand.forArgs(option).getSubcommands().isEmpty(), option);
+            CliRun version = parley(option);
+            assertEquals(0, version.exit, version::describe);
+            assertTrue(version.out().startsWith("parley "), version::describe);
+        }
+        assertTrue(ParleyCommand.forArgs("--version", "--help").getSubcommands().containsKey("send"),
+                "with more than the version every subcommand is there, to be listed");
+    }
+
     @Test
     void aMissedReplyDeadlineShowsAsAnIncident() {
         JsonNode receipt = parley(as(hub, lead, "send", "--to", "worker-1", "--reply-within", "200ms", "quick!",
