@@ -21,6 +21,7 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -128,25 +129,11 @@ class ParleyScriptTest {
      */
     @Test
     void commandsStartedTogetherOnAStaleTreeBuildOnce() throws Exception {
-        Path bin = Files.createDirectories(dir.resolve("stand-in-mvn"));
+        Path bin = dir.resolve("stand-in-mvn");
         Path builds = bin.resolve("builds");
         Path release = bin.resolve("release");
-        Path mvn = bin.resolve("mvn");
-        Files.writeString(mvn, """
-                #!/bin/sh
-                # a build that lasts until the test releases it, then leaves the jar newer than the sources
-                echo build >> '%s'
-                while [ ! -e '%s' ]; do sleep 0.05; done
-                touch parley-cli/target/parley.jar
-                """.formatted(builds, release));
-        assertTrue(mvn.toFile().setExecutable(true));
-        // stale: a build file newer than the jar, yet older than the stand-in's touch will make it
-        Instant now = Instant.now();
-        Path pom = root.resolve("pom.xml");
-        Files.writeString(pom, "<project/>");
-        Files.setLastModifiedTime(jar, FileTime.from(now.minusSeconds(120)));
-        Files.setLastModifiedTime(pom, FileTime.from(now.minusSeconds(60)));
-        Map<String, String> env = Map.of("PATH", bin + File.pathSeparator + System.getenv("PATH"), "PARLEY_AOT", "off");
+        Map<String, String> env = standInMvn(bin);
+        Path pom = newerThanTheJar(root.resolve("pom.xml"));
         try {
             Process first = start(env, List.of("--version"));
             await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(builds));
@@ -171,6 +158,63 @@ class ParleyScriptTest {
                 Files.createFile(release); // a stand-in still holding ends
             }
         }
+    }
+
+    /**
+     * A build file under {@code node_modules} (the end-to-end checks' npm packages) does not make
+     * the jar stale: the script does not walk them, and builds nothing.
+     */
+    @Test
+    void buildFilesUnderNodeModulesDoNotMakeTheJarStale() throws Exception {
+        Path bin = dir.resolve("stand-in-mvn-unused");
+        Map<String, String> env = standInMvn(bin);
+        Files.createFile(bin.resolve("release")); // were it run, the stand-in would not hold
+        Path modules = root.resolve("e2e/console/node_modules");
+        newerThanTheJar(Files.createDirectories(modules.resolve("some-package")).resolve("pom.xml"));
+        try {
+            Run run = finish(start(env, List.of("--version")));
+            assertEquals(0, run.exit(), run::toString);
+            assertFalse(run.err().contains("building"), run::toString);
+            assertTrue(Files.notExists(bin.resolve("builds")), "no build was started");
+        } finally {
+            try (Stream<Path> files = Files.walk(root.resolve("e2e"))) {
+                for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(f);
+                }
+            }
+        }
+    }
+
+    /**
+     * An {@code mvn} stand-in in {@code bin}: it writes a line to {@code bin/builds} for each run,
+     * holds until {@code bin/release} exists, then leaves the jar newer than the sources. Returns
+     * the environment that puts it first on the PATH (AOT caches off).
+     */
+    private static Map<String, String> standInMvn(Path bin) throws IOException {
+        Files.createDirectories(bin);
+        Path mvn = bin.resolve("mvn");
+        Files.writeString(mvn, """
+                #!/bin/sh
+                echo build >> '%s'
+                while [ ! -e '%s' ]; do sleep 0.05; done
+                touch parley-cli/target/parley.jar
+                """.formatted(bin.resolve("builds"), bin.resolve("release")));
+        assertTrue(mvn.toFile().setExecutable(true));
+        return Map.of("PATH", bin + File.pathSeparator + System.getenv("PATH"), "PARLEY_AOT", "off");
+    }
+
+    /**
+     * A build file at {@code file}, newer than the jar yet older than the instant a stand-in build
+     * would touch the jar: the jar is set two minutes back for that, and the layout's one other
+     * build file (the serve options) three.
+     */
+    private static Path newerThanTheJar(Path file) throws IOException {
+        Instant now = Instant.now();
+        Files.writeString(file, "<project/>");
+        Files.setLastModifiedTime(root.resolve(SERVE_OPTIONS), FileTime.from(now.minusSeconds(180)));
+        Files.setLastModifiedTime(jar, FileTime.from(now.minusSeconds(120)));
+        Files.setLastModifiedTime(file, FileTime.from(now.minusSeconds(60)));
+        return file;
     }
 
     /** A send that is accepted and one the hub refuses, as a script would run them. */
