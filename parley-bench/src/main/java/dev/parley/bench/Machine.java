@@ -51,7 +51,8 @@ public final class Machine {
      * the hub runs in the bench's JVM, so the split says how much of it is the hub's and where.
      */
     public enum ThreadPart {
-        WRITER("writer", "writer"), ANNOUNCER("announcer", "announcer"), VIRTUAL_THREADS("virtual threads", "virtualThreads"),
+        WRITER("writer", "writer"), ANNOUNCER("announcer", "announcer"), AUDIT_INDEX("audit index", "auditIndex"),
+        VIRTUAL_THREADS("virtual threads", "virtualThreads"),
         BENCH("the bench's senders and readers", "bench"), JIT("JIT", "jit"), GC("GC", "gc"),
         REST("rest", "rest");
 
@@ -73,6 +74,8 @@ public final class Machine {
                 return WRITER;
             } else if (name.equals(comm(SqliteStore.ANNOUNCER_THREAD))) {
                 return ANNOUNCER;
+            } else if (name.equals(comm(SqliteStore.AUDIT_INDEX_THREAD))) {
+                return AUDIT_INDEX;
             } else if (name.startsWith("ForkJoinPool-")) {
                 return VIRTUAL_THREADS;
             } else if (name.startsWith("bench-")) {

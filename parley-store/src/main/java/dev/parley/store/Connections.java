@@ -31,7 +31,12 @@ final class Connections {
         /** A query-only connection of the read pool. */
         READER,
         /** The connection that copies the WAL back into the database, off the writer's path. */
-        CHECKPOINTER
+        CHECKPOINTER,
+        /**
+         * The connection that keeps the audit's node index, a file of its own ({@link AuditNodeIndex}):
+         * derived data, built again after any loss, so its commits are not synced one by one.
+         */
+        AUDIT_NODE_INDEX
     }
 
     /**
@@ -59,6 +64,10 @@ final class Connections {
                 case WRITER -> s.execute("PRAGMA wal_autocheckpoint = 0");
                 case READER -> s.execute("PRAGMA query_only = 1");
                 case CHECKPOINTER -> s.execute("PRAGMA busy_timeout = " + Checkpointer.LOCK_WAIT_MILLIS);
+                case AUDIT_NODE_INDEX -> {
+                    s.execute("PRAGMA synchronous = NORMAL");
+                    s.execute("PRAGMA journal_size_limit = " + (4L << 20));
+                }
             }
         }
         return connection;

@@ -90,7 +90,7 @@ final class Ledger {
             }
             for (Envelope envelope : mark.envelopes()) {
                 if (first.putIfAbsent(envelope.id(), mark) == null) {
-                    pair(pairs, envelope.id(), mark.at());
+                    pair(pairs, envelope.id(), mark.at().toEpochMilli());
                 }
             }
         }
@@ -117,7 +117,7 @@ final class Ledger {
             for (Envelope envelope : mark.envelopes()) {
                 if (first.get(envelope.id()) == mark && changed.remove(envelope.id())) { // once, for the first mark
                     marked.get(i).add(envelope);
-                    pair(owed, envelope.id(), mark.at());
+                    pair(owed, envelope.id(), mark.at().toEpochMilli());
                 }
             }
         }
@@ -141,11 +141,11 @@ final class Ledger {
         return marked;
     }
 
-    /** Appends {@code ["id",millis]} to a JSON array being written. */
-    private static void pair(StringBuilder array, String id, Instant at) {
+    /** Appends {@code ["text",number]} to a JSON array being written, for {@code json_each} to take apart. */
+    static void pair(StringBuilder array, String text, long number) {
         array.append(array.length() > 1 ? ",[\"" : "[\"");
-        JsonStringEncoder.getInstance().quoteAsString(id, array);
-        array.append("\",").append(at.toEpochMilli()).append(']');
+        JsonStringEncoder.getInstance().quoteAsString(text, array);
+        array.append("\",").append(number).append(']');
     }
 
     /**

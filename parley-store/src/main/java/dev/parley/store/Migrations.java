@@ -34,7 +34,8 @@ final class Migrations {
             "V15__traces.sql",
             "V16__schedule_scan_order.sql",
             "V17__audit_folding.sql",
-            "V18__send_audit_in_envelopes.sql");
+            "V18__send_audit_in_envelopes.sql",
+            "V19__audit_node_index.sql");
 
     private Migrations() {
     }

@@ -4,6 +4,7 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
 
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,10 +31,20 @@ final class ReadPool implements AutoCloseable {
     /** Reads hold it shared; {@link #pause()} holds it alone. Fair, so that a pause gets its turn among steady reads. */
     private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
 
+    /** {@code size} connections to the store in {@code file}, each with the audit's node index attached. */
     ReadPool(Path file, int size) throws SQLException {
         idle = new ArrayBlockingQueue<>(size);
         for (int i = 0; i < size; i++) {
-            Statements statements = new Statements(Connections.open(file, Connections.Role.READER));
+            Connection connection = Connections.open(file, Connections.Role.READER);
+            try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + AuditNodeIndex.SCHEMA)) {
+                attach.setString(1, file.resolveSibling(AuditNodeIndex.FILE_NAME).toString());
+                attach.execute();
+            } catch (SQLException e) {
+                connection.close();
+                all.forEach(Statements::close);
+                throw e;
+            }
+            Statements statements = new Statements(connection);
             all.add(statements);
             idle.add(statements);
         }

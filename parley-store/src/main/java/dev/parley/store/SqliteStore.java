@@ -56,6 +56,8 @@ public final class SqliteStore implements EventStore {
     public static final String WRITER_THREAD = "parley-writer";
     /** The thread that answers and announces each committed batch, in commit order. */
     public static final String ANNOUNCER_THREAD = "parley-announcer";
+    /** The thread that keeps the audit's node index ({@link AuditNodeIndex}). */
+    public static final String AUDIT_INDEX_THREAD = "parley-audit-index";
     private static final int READERS = 4;
     /** How many seqs one query of {@link #unackedAfter} looks at. */
     private static final int UNACKED_WINDOW = 1024;
@@ -65,6 +67,8 @@ public final class SqliteStore implements EventStore {
      * the next batch waits for; shorter ones write each node's index page more often).
      */
     static final Duration AUDIT_FOLD_EVERY = Duration.ofMillis(100);
+    /** How often the audit's node index takes in what was folded since: the folds' own pace. */
+    static final Duration AUDIT_INDEX_EVERY = AUDIT_FOLD_EVERY;
 
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
@@ -73,12 +77,14 @@ public final class SqliteStore implements EventStore {
     private final List<TaskTap> taskTaps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private final Checkpointer checkpointer;
+    private final AuditNodeIndex auditNodes;
     private final DeliveryMarks marks;
 
-    private SqliteStore(Writer writer, ReadPool readers, Checkpointer checkpointer) {
+    private SqliteStore(Writer writer, ReadPool readers, Checkpointer checkpointer, AuditNodeIndex auditNodes) {
         this.writer = writer;
         this.readers = readers;
         this.checkpointer = checkpointer;
+        this.auditNodes = auditNodes;
         this.marks = new DeliveryMarks(writer);
     }
 
@@ -102,6 +108,12 @@ public final class SqliteStore implements EventStore {
      */
     static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes,
                             Duration auditFoldEvery) {
+        return open(dataDir, notifier, observer, walRestartBytes, auditFoldEvery, AUDIT_INDEX_EVERY);
+    }
+
+    /** ... and how often the audit's node index takes in the entries folded since ({@link AuditNodeIndex}). */
+    static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes,
+                            Duration auditFoldEvery, Duration auditIndexEvery) {
         try {
             Files.createDirectories(dataDir);
         } catch (IOException e) {
@@ -120,10 +132,12 @@ public final class SqliteStore implements EventStore {
                 }
                 return connection;
             }, notifier, observer, new Writer.Upkeep(auditFoldEvery, Ledger::foldAudit));
+            AuditNodeIndex auditNodes = AuditNodeIndex.open(file, auditIndexEvery);
             ReadPool readers = new ReadPool(file, READERS);
+            auditNodes.start(readers);
             Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes);
             writer.afterEachCommit(checkpointer::committed);
-            return new SqliteStore(writer, readers, checkpointer);
+            return new SqliteStore(writer, readers, checkpointer, auditNodes);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
@@ -453,6 +467,17 @@ public final class SqliteStore implements EventStore {
      * {@code audit_by_at} for a query with a time window and reads every entry in it.
      */
     private static final String UNFOLDED_SELECT = AUDIT_SELECT + " INDEXED BY audit_unfolded";
+    /**
+     * Folded entries by node, through the node index's postings: the outer query sees the audit's
+     * columns and the posting's node, and the postings' order by id serves {@code ORDER BY id DESC}.
+     * The condition checks the entry's actor or target as well, so a posting that does not match
+     * its entry (an index left from an older copy of the store) selects nothing.
+     */
+    static final String NODE_INDEXED_SELECT = "SELECT " + Ledger.AUDIT_COLUMNS + " FROM (SELECT p.node AS node,"
+            + " p.id AS id, a.at AS at, a.actor AS actor, a.action AS action, a.target AS target,"
+            + " a.decision AS decision, a.reason AS reason, a.envelope_id AS envelope_id,"
+            + " a.policy_version AS policy_version, a.rule AS rule FROM " + AuditNodeIndex.SCHEMA
+            + ".postings p JOIN audit a ON a.id = p.id)";
     /** The entries of allowed sends still in their envelopes' rows, not copied to the audit table yet. */
     private static final String UNCOPIED_SELECT = "SELECT * FROM (" + Ledger.UNCOPIED_AUDIT + ")";
 
@@ -477,11 +502,15 @@ public final class SqliteStore implements EventStore {
         query.before().ifPresent(id -> filters.add(new AuditCondition("id < ?", List.of(id))));
         // The by-node and by-rule indexes hold folded entries only (Ledger.foldAudit): a filter on
         // either reads the newest matches from them and from the few entries not folded yet. The
-        // entries of the allowed sends not copied yet are read from their envelopes' rows.
+        // by-node index is a file of its own kept up to a mark (AuditNodeIndex); folded entries
+        // past the mark are read by position. The entries of the allowed sends not copied yet
+        // are read from their envelopes' rows.
         List<AuditPart> parts = new ArrayList<>();
         query.node().ifPresentOrElse(n -> {
-            parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("folded = 1 AND actor = ?", List.of(n))));
-            parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("folded = 1 AND target = ?", List.of(n))));
+            parts.add(new AuditPart(NODE_INDEXED_SELECT,
+                    new AuditCondition("node = ? AND (actor = ? OR target = ?)", List.of(n, n, n))));
+            parts.add(new AuditPart(AUDIT_SELECT, new AuditCondition("folded = 1 AND id > (SELECT mark FROM "
+                    + AuditNodeIndex.SCHEMA + ".indexed) AND (actor = ? OR target = ?)", List.of(n, n))));
             parts.add(new AuditPart(UNFOLDED_SELECT,
                     new AuditCondition("folded = 0 AND (actor = ? OR target = ?)", List.of(n, n))));
             parts.add(new AuditPart(UNCOPIED_SELECT, new AuditCondition("(actor = ? OR target = ?)", List.of(n, n))));
@@ -593,10 +622,16 @@ public final class SqliteStore implements EventStore {
         return writer.health();
     }
 
+    /** The audit's node index, for tests that say when it takes entries in. */
+    AuditNodeIndex auditNodeIndex() {
+        return auditNodes;
+    }
+
     @Override
     public void close() {
         writer.close();
         checkpointer.close();
+        auditNodes.close();
         readers.close();
     }
 

@@ -1,0 +1,280 @@
+package dev.parley.store;
+
+import dev.parley.core.ParleyException;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The audit log's index by node (an entry's actor and its target), kept in a file of its own
+ * beside the store ({@value #FILE_NAME}) by a thread of its own.
+ *
+ * <p>Why a file of its own: keyed by node first, the index takes each fold's entries at one
+ * place per node, and folding 100 ms of a busy hub's entries into it in the store held the one
+ * writer about 9 ms ten times a second, every send waiting behind it (BENCHMARKS.md, "Issue 15,
+ * stop 41"). Here that work has its own connection and lock, beside the writer.
+ *
+ * <p>What it holds is derived: {@code (node, id)} for the actor and the target of every folded
+ * entry up to {@code mark}, written in the same transaction as the mark. Folded entries are a
+ * prefix of the audit ids (the writer draws ids in order and each fold takes every entry drawn
+ * before it), so queries find what lies past the mark by position in the audit table
+ * ({@link SqliteStore#audit}). A crash loses at most the last pass, which the next one takes
+ * again; a file that is damaged, that indexes another store, or that is ahead of the store (an
+ * older copy of it restored) is built again from the first entry. Its writes are synced at its
+ * checkpoints only ({@code synchronous = NORMAL}): a power loss can take back its last passes,
+ * never the store's data. A pass that fails (a full disk) is tried again at the next tick; until
+ * one succeeds the queries read more entries by position.
+ */
+final class AuditNodeIndex implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(AuditNodeIndex.class.getName());
+    static final String FILE_NAME = "audit-nodes.db";
+    /** The schema name under which the store's read connections attach the file. */
+    static final String SCHEMA = "audit_nodes";
+    /** Entries one read of a pass takes from the audit table. */
+    private static final int PAGE = 4096;
+    /** How often postings of entries pruned from the audit table are dropped. */
+    private static final long SWEEP_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    /** One audit entry as the index takes it. */
+    private record Entry(long id, String actor, String target) {
+    }
+
+    private final Connection connection;
+    private final Statements statements;
+    /** Set by {@link #start}: the store's read pool, which attaches this file. */
+    private ReadPool readers;
+    private final long everyNanos;
+    /** Serializes passes: the thread's and {@link #catchUp()}'s. */
+    private final Object passes = new Object();
+    private final Thread thread;
+    private volatile boolean closed;
+    private boolean failing;
+    /** The last entry taken in; guarded by {@code passes}. */
+    private long mark;
+    private long lastSweep;
+
+    private AuditNodeIndex(Connection connection, long mark, Duration every) {
+        this.connection = connection;
+        this.statements = new Statements(connection);
+        this.mark = mark;
+        this.everyNanos = every.toNanos();
+        this.lastSweep = System.nanoTime();
+        this.thread = Thread.ofPlatform().name(SqliteStore.AUDIT_INDEX_THREAD).daemon(true).unstarted(this::run);
+    }
+
+    /**
+     * Opens (creating, or building again when it cannot be trusted) the index of the store in the
+     * file {@code store}, whose schema is up to date; it takes in new entries every {@code every}.
+     * The thread is started by {@link #start}, once the read pool that attaches the file is open.
+     */
+    static AuditNodeIndex open(Path store, Duration every) throws SQLException {
+        String storeIdentity;
+        long newestAuditId;
+        try (Connection reader = Connections.open(store, Connections.Role.READER);
+             Statement s = reader.createStatement()) {
+            try (var rs = s.executeQuery("SELECT id FROM store_identity")) {
+                storeIdentity = rs.getString(1);
+            }
+            try (var rs = s.executeQuery("SELECT coalesce(max(id), 0) FROM audit")) {
+                newestAuditId = rs.getLong(1);
+            }
+        }
+        Path file = store.resolveSibling(FILE_NAME);
+        Connection connection;
+        long mark;
+        try {
+            connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
+            mark = prepare(connection, storeIdentity, newestAuditId);
+        } catch (SQLException damaged) {
+            LOG.log(Level.WARNING, "the audit's node index " + file + " cannot be read (" + damaged.getMessage()
+                    + "); building it again from the audit log");
+            remove(file);
+            connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
+            mark = prepare(connection, storeIdentity, newestAuditId);
+        }
+        return new AuditNodeIndex(connection, mark, every);
+    }
+
+    /** Creates the schema when missing and returns the mark to go on from: 0 when the file must be built again. */
+    private static long prepare(Connection connection, String storeIdentity, long newestAuditId) throws SQLException {
+        try (Statement s = connection.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS postings (node TEXT NOT NULL, id INTEGER NOT NULL,"
+                    + " PRIMARY KEY (node, id)) WITHOUT ROWID");
+            s.execute("CREATE TABLE IF NOT EXISTS indexed (one INTEGER PRIMARY KEY CHECK (one = 1),"
+                    + " store TEXT NOT NULL, mark INTEGER NOT NULL)");
+            String indexedStore = null;
+            long mark = 0;
+            try (var rs = s.executeQuery("SELECT store, mark FROM indexed")) {
+                if (rs.next()) {
+                    indexedStore = rs.getString(1);
+                    mark = rs.getLong(2);
+                }
+            }
+            if (storeIdentity.equals(indexedStore) && mark <= newestAuditId) {
+                return mark;
+            }
+            if (indexedStore != null) {
+                LOG.info("the audit's node index was made for " + (storeIdentity.equals(indexedStore)
+                        ? "a later state of this store" : "another store") + "; building it again from the audit log");
+            }
+            connection.setAutoCommit(false);
+            try {
+                s.execute("DELETE FROM postings");
+                s.execute("DELETE FROM indexed");
+                try (var insert = connection.prepareStatement("INSERT INTO indexed (one, store, mark) VALUES (1, ?, 0)")) {
+                    insert.setString(1, storeIdentity);
+                    insert.executeUpdate();
+                }
+                connection.commit();
+            } catch (SQLException e) {
+                connection.rollback();
+                throw e;
+            } finally {
+                connection.setAutoCommit(true);
+            }
+            return 0;
+        }
+    }
+
+    private static void remove(Path file) {
+        try {
+            for (String suffix : List.of("", "-wal", "-shm")) {
+                Files.deleteIfExists(file.resolveSibling(file.getFileName() + suffix));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove the damaged audit node index " + file, e);
+        }
+    }
+
+    /** Starts keeping the index from the entries {@code readers} read. */
+    void start(ReadPool readers) {
+        this.readers = readers;
+        thread.start();
+    }
+
+    private void run() {
+        while (!closed) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(everyNanos);
+                catchUp();
+                if (failing) {
+                    LOG.info("the audit's node index is being kept again");
+                    failing = false;
+                }
+            } catch (InterruptedException e) {
+                return; // closed
+            } catch (SQLException | ParleyException e) {
+                statements.discard();
+                if (closed) {
+                    return; // a read the close interrupted
+                }
+                if (!failing) {
+                    LOG.log(Level.WARNING, "the audit's node index could not take in new entries (" + e.getMessage()
+                            + "); queries by node read them from the audit log until it can", e);
+                    failing = true;
+                }
+            }
+        }
+    }
+
+    /** Takes in every entry folded so far; what the thread does at each tick, and tests at once. */
+    void catchUp() throws SQLException {
+        synchronized (passes) {
+            List<Entry> page;
+            do {
+                long from = mark;
+                page = readers.read(s -> {
+                    var select = s.get("SELECT id, actor, target FROM audit WHERE id > ? AND folded = 1 ORDER BY id LIMIT ?");
+                    select.setLong(1, from);
+                    select.setInt(2, PAGE);
+                    List<Entry> out = new ArrayList<>();
+                    try (var rs = select.executeQuery()) {
+                        while (rs.next()) {
+                            out.add(new Entry(rs.getLong(1), rs.getString(2), rs.getString(3)));
+                        }
+                    }
+                    return out;
+                });
+                if (!page.isEmpty()) {
+                    take(page);
+                }
+            } while (page.size() == PAGE);
+            if (System.nanoTime() - lastSweep >= SWEEP_NANOS) {
+                sweepHeld();
+            }
+        }
+    }
+
+    /** Writes the postings of {@code page} and moves the mark past it, in one transaction. */
+    private void take(List<Entry> page) throws SQLException {
+        connection.setAutoCommit(false);
+        try {
+            // one statement for the page, as the writer's delivery marks are written
+            StringBuilder postings = new StringBuilder("[");
+            for (Entry entry : page) {
+                Ledger.pair(postings, entry.actor(), entry.id());
+                if (!entry.target().equals(entry.actor())) {
+                    Ledger.pair(postings, entry.target(), entry.id());
+                }
+            }
+            var insert = statements.get("INSERT OR IGNORE INTO postings (node, id)"
+                    + " SELECT value ->> 0, value ->> 1 FROM json_each(?)");
+            insert.setString(1, postings.append(']').toString());
+            insert.executeUpdate();
+            long last = page.getLast().id();
+            var update = statements.get("UPDATE indexed SET mark = ?");
+            update.setLong(1, last);
+            update.executeUpdate();
+            connection.commit();
+            mark = last;
+        } catch (SQLException e) {
+            connection.rollback();
+            throw e;
+        } finally {
+            connection.setAutoCommit(true);
+        }
+    }
+
+    /** Drops the postings of entries the audit's retention has pruned: queries pass them by, but they take room. */
+    void sweep() throws SQLException {
+        synchronized (passes) {
+            sweepHeld();
+        }
+    }
+
+    private void sweepHeld() throws SQLException {
+        lastSweep = System.nanoTime();
+        long oldest = readers.read(s -> {
+            // no entry left: every posting is of a pruned one
+            try (var rs = s.get("SELECT coalesce(min(id), 9223372036854775807) FROM audit").executeQuery()) {
+                return rs.getLong(1);
+            }
+        });
+        var delete = statements.get("DELETE FROM postings WHERE id < ?");
+        delete.setLong(1, oldest);
+        delete.executeUpdate();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        statements.close();
+    }
+}

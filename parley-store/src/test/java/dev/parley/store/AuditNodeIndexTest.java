@@ -1,0 +1,231 @@
+package dev.parley.store;
+
+import dev.parley.core.AuditEntry;
+import dev.parley.core.AuditQuery;
+import dev.parley.core.AuditRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The audit's node index in its own file: queries by node give the same entries whether the
+ * index has taken them in or not, and a file that cannot be trusted (damaged, another store's,
+ * ahead of a restored store, behind after a lost pass) is built again or caught up.
+ */
+class AuditNodeIndexTest {
+    private static final Instant T0 = Instant.parse("2026-12-05T10:00:00.000Z");
+    private static final List<String> NODES = List.of("a", "b", "c", "d");
+
+    @TempDir
+    Path dir;
+    private SqliteStore store;
+
+    /** Folds after every batch; the index takes entries in only when a test says so. */
+    private SqliteStore open(Path data) {
+        store = SqliteStore.open(data, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO,
+                Duration.ofDays(1));
+        return store;
+    }
+
+    @AfterEach
+    void close() {
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    /** Entries {@code from}..{@code to} (seconds after T0) between nodes chosen by the second. */
+    private void audit(int from, int to) {
+        for (int s = from; s <= to; s++) {
+            String actor = NODES.get(s % NODES.size());
+            String target = NODES.get((s / NODES.size()) % NODES.size()); // sometimes the actor itself
+            store.audit(new AuditEntry(T0.plusSeconds(s), actor, "send", target,
+                    s % 5 == 0 ? AuditEntry.Decision.DENY : AuditEntry.Decision.ALLOW, "why", Optional.empty(),
+                    "p-000000000000"));
+        }
+    }
+
+    /** The seconds of every entry of {@code node}, newest first, read in pages of three. */
+    private List<Integer> byNode(String node) {
+        List<Integer> seconds = new ArrayList<>();
+        AuditQuery query = new AuditQuery(Optional.of(node), Optional.empty(), 3);
+        List<AuditRecord> page = store.audit(query);
+        while (!page.isEmpty()) {
+            page.forEach(r -> seconds.add((int) (r.entry().at().getEpochSecond() - T0.getEpochSecond())));
+            page = store.audit(query.before(page.getLast().id()));
+        }
+        return seconds;
+    }
+
+    /** What a query by node must give, worked out from the entries as written. */
+    private static List<Integer> expected(String node, int from, int to) {
+        List<Integer> seconds = new ArrayList<>();
+        for (int s = to; s >= from; s--) {
+            if (NODES.get(s % NODES.size()).equals(node) || NODES.get((s / NODES.size()) % NODES.size()).equals(node)) {
+                seconds.add(s);
+            }
+        }
+        return seconds;
+    }
+
+    private void assertEveryNode(int from, int to) {
+        for (String node : NODES) {
+            assertEquals(expected(node, from, to), byNode(node), "entries of " + node);
+        }
+    }
+
+    private long postings(Path data) throws SQLException {
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve(AuditNodeIndex.FILE_NAME));
+             var rs = c.createStatement().executeQuery("SELECT count(*) FROM postings")) {
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
+    void queriesByNodeGiveTheSameEntriesBeforeAndAfterTheIndexTakesThemIn() throws SQLException {
+        open(dir);
+        audit(0, 39);
+        assertEveryNode(0, 39); // none taken in: every entry read by position
+        store.auditNodeIndex().catchUp();
+        assertTrue(postings(dir) > 0);
+        assertEveryNode(0, 39);
+        audit(40, 59); // some taken in, some past the mark
+        assertEveryNode(0, 59);
+        store.auditNodeIndex().catchUp();
+        assertEveryNode(0, 59);
+    }
+
+    @Test
+    void theQueryByNodeReadsThePostingsInOrderWithoutSortingThem() throws SQLException {
+        open(dir);
+        store.close();
+        store = null;
+        try (var c = Connections.open(dir.resolve(SqliteStore.FILE_NAME), Connections.Role.READER)) {
+            c.createStatement().execute("ATTACH DATABASE '" + dir.resolve(AuditNodeIndex.FILE_NAME) + "' AS "
+                    + AuditNodeIndex.SCHEMA);
+            StringBuilder plan = new StringBuilder();
+            try (var rs = c.createStatement().executeQuery("EXPLAIN QUERY PLAN SELECT * FROM ("
+                    + SqliteStore.NODE_INDEXED_SELECT + " WHERE node = 'a' AND id < 100 ORDER BY id DESC LIMIT 10)")) {
+                while (rs.next()) {
+                    plan.append(rs.getString(4)).append('\n');
+                }
+            }
+            assertTrue(plan.toString().contains("SEARCH p USING PRIMARY KEY (node=? AND id<?)"), plan::toString);
+            assertFalse(plan.toString().contains("TEMP B-TREE"), plan::toString);
+        }
+    }
+
+    @Test
+    void anIndexLeftFromAnotherStoreIsBuiltAgain() throws Exception {
+        Path other = dir.resolve("other");
+        open(other);
+        audit(100, 119); // other entries under the same ids
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Path data = dir.resolve("data");
+        open(data);
+        audit(0, 19);
+        store.close();
+        Files.copy(other.resolve(AuditNodeIndex.FILE_NAME), data.resolve(AuditNodeIndex.FILE_NAME),
+                StandardCopyOption.REPLACE_EXISTING);
+        open(data);
+        assertEveryNode(0, 19);
+        store.auditNodeIndex().catchUp();
+        assertEveryNode(0, 19);
+    }
+
+    @Test
+    void anIndexAheadOfARestoredCopyOfItsStoreIsBuiltAgain() throws Exception {
+        Path data = dir.resolve("data");
+        Path copy = dir.resolve("copy");
+        open(data);
+        audit(0, 19);
+        store.close();
+        Files.createDirectories(copy);
+        Files.copy(data.resolve(SqliteStore.FILE_NAME), copy.resolve(SqliteStore.FILE_NAME)); // closed: no WAL left
+        open(data);
+        audit(20, 39);
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Files.copy(copy.resolve(SqliteStore.FILE_NAME), data.resolve(SqliteStore.FILE_NAME),
+                StandardCopyOption.REPLACE_EXISTING); // the older copy restored beside the newer index
+        open(data);
+        assertEveryNode(0, 19);
+        store.auditNodeIndex().catchUp();
+        assertEveryNode(0, 19);
+        assertEquals(expectedPostings(0, 19), postings(data));
+    }
+
+    @Test
+    void anIndexThatLostItsLastPassesCatchesUp() throws Exception {
+        open(dir);
+        audit(0, 19);
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Path earlier = dir.resolve("earlier.db");
+        Files.copy(dir.resolve(AuditNodeIndex.FILE_NAME), earlier);
+        open(dir);
+        audit(20, 39);
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Files.copy(earlier, dir.resolve(AuditNodeIndex.FILE_NAME), StandardCopyOption.REPLACE_EXISTING); // as after a power loss
+        open(dir);
+        assertEveryNode(0, 39);
+        store.auditNodeIndex().catchUp();
+        assertEveryNode(0, 39);
+        assertEquals(expectedPostings(0, 39), postings(dir));
+    }
+
+    @Test
+    void aDamagedIndexIsBuiltAgain() throws Exception {
+        open(dir);
+        audit(0, 19);
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Files.write(dir.resolve(AuditNodeIndex.FILE_NAME), "not a database".repeat(1000).getBytes());
+        open(dir);
+        assertEveryNode(0, 19);
+        store.auditNodeIndex().catchUp();
+        assertEveryNode(0, 19);
+        assertEquals(expectedPostings(0, 19), postings(dir));
+    }
+
+    @Test
+    void postingsOfPrunedEntriesAreDropped() throws Exception {
+        open(dir);
+        audit(0, 39);
+        store.close(); // the last fold runs after the last batch; closing waits for it
+        open(dir);
+        store.auditNodeIndex().catchUp();
+        assertEquals(expectedPostings(0, 39), postings(dir));
+        assertEquals(20, store.pruneAudit(T0.plusSeconds(20), 1000));
+        assertEveryNode(20, 39);
+        store.auditNodeIndex().sweep();
+        assertEquals(expectedPostings(20, 39), postings(dir));
+        assertEveryNode(20, 39);
+    }
+
+    /** One posting for each entry's actor, and one for its target when that is another node. */
+    private static long expectedPostings(int from, int to) {
+        long count = 0;
+        for (int s = from; s <= to; s++) {
+            count += NODES.get(s % NODES.size()).equals(NODES.get((s / NODES.size()) % NODES.size())) ? 1 : 2;
+        }
+        return count;
+    }
+}
