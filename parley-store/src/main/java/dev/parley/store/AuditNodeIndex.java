@@ -209,7 +209,7 @@ final class AuditNodeIndex implements AutoCloseable {
                 if (!page.isEmpty()) {
                     take(page);
                 }
-            } while (page.size() == PAGE);
+            } while (page.size() == PAGE && !closed); // a first build over a long log stops at a close
             if (System.nanoTime() - lastSweep >= SWEEP_NANOS) {
                 sweepHeld();
             }
