@@ -91,7 +91,7 @@ final class AuditNodeIndex implements AutoCloseable {
             }
         }
         Path file = store.resolveSibling(FILE_NAME);
-        Connection connection;
+        Connection connection = null;
         long mark;
         try {
             connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
@@ -99,6 +99,9 @@ final class AuditNodeIndex implements AutoCloseable {
         } catch (SQLException damaged) {
             LOG.log(Level.WARNING, "the audit's node index " + file + " cannot be read (" + damaged.getMessage()
                     + "); building it again from the audit log");
+            if (connection != null) {
+                connection.close();
+            }
             remove(file);
             connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
             mark = prepare(connection, storeIdentity, newestAuditId);

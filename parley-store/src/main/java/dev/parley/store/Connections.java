@@ -55,21 +55,28 @@ final class Connections {
         config.setGetGeneratedKeys(false); // never used; costly per insert
         Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), config.toProperties());
         try (Statement s = connection.createStatement()) {
-            s.execute("PRAGMA busy_timeout = 10000");
-            s.execute("PRAGMA journal_mode = WAL");
-            s.execute("PRAGMA synchronous = FULL");
-            s.execute("PRAGMA temp_store = MEMORY");
-            s.execute("PRAGMA cache_size = -32768");
-            switch (role) {
-                case WRITER -> s.execute("PRAGMA wal_autocheckpoint = 0");
-                case READER -> s.execute("PRAGMA query_only = 1");
-                case CHECKPOINTER -> s.execute("PRAGMA busy_timeout = " + Checkpointer.LOCK_WAIT_MILLIS);
-                case AUDIT_NODE_INDEX -> {
-                    s.execute("PRAGMA synchronous = NORMAL");
-                    s.execute("PRAGMA journal_size_limit = " + (4L << 20));
-                }
-            }
+            configure(s, role);
+        } catch (SQLException e) {
+            connection.close(); // a file that is not a database fails here, at its first statement
+            throw e;
         }
         return connection;
+    }
+
+    private static void configure(Statement s, Role role) throws SQLException {
+        s.execute("PRAGMA busy_timeout = 10000");
+        s.execute("PRAGMA journal_mode = WAL");
+        s.execute("PRAGMA synchronous = FULL");
+        s.execute("PRAGMA temp_store = MEMORY");
+        s.execute("PRAGMA cache_size = -32768");
+        switch (role) {
+            case WRITER -> s.execute("PRAGMA wal_autocheckpoint = 0");
+            case READER -> s.execute("PRAGMA query_only = 1");
+            case CHECKPOINTER -> s.execute("PRAGMA busy_timeout = " + Checkpointer.LOCK_WAIT_MILLIS);
+            case AUDIT_NODE_INDEX -> {
+                s.execute("PRAGMA synchronous = NORMAL");
+                s.execute("PRAGMA journal_size_limit = " + (4L << 20));
+            }
+        }
     }
 }
