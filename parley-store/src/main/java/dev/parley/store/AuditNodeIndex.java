@@ -63,6 +63,8 @@ final class AuditNodeIndex implements AutoCloseable {
     /** The last entry taken in; guarded by {@code passes}. */
     private long mark;
     private long lastSweep;
+    /** No posting below this id is left (0 until the first sweep of this run). */
+    private long sweptBelow;
 
     private AuditNodeIndex(Connection connection, long mark, Duration every) {
         this.connection = connection;
@@ -264,9 +266,13 @@ final class AuditNodeIndex implements AutoCloseable {
                 return rs.getLong(1);
             }
         });
+        if (oldest <= sweptBelow) {
+            return; // nothing pruned since: the delete below reads every posting
+        }
         var delete = statements.get("DELETE FROM postings WHERE id < ?");
         delete.setLong(1, oldest);
         delete.executeUpdate();
+        sweptBelow = oldest;
     }
 
     @Override
