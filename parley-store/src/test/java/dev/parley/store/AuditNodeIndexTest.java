@@ -111,23 +111,33 @@ class AuditNodeIndexTest {
     }
 
     @Test
-    void theQueryByNodeReadsThePostingsInOrderWithoutSortingThem() throws SQLException {
+    void theQueryByNodeReadsThePostingsAndThenThePositionsPastTheMarkInOrder() throws SQLException {
         open(dir);
         store.close();
         store = null;
         try (var c = Connections.open(dir.resolve(SqliteStore.FILE_NAME), Connections.Role.READER)) {
             c.createStatement().execute("ATTACH DATABASE '" + dir.resolve(AuditNodeIndex.FILE_NAME) + "' AS "
                     + AuditNodeIndex.SCHEMA);
-            StringBuilder plan = new StringBuilder();
-            try (var rs = c.createStatement().executeQuery("EXPLAIN QUERY PLAN SELECT * FROM ("
-                    + SqliteStore.NODE_INDEXED_SELECT + " WHERE node = 'a' AND id < 100 ORDER BY id DESC LIMIT 10)")) {
-                while (rs.next()) {
-                    plan.append(rs.getString(4)).append('\n');
-                }
-            }
-            assertTrue(plan.toString().contains("SEARCH p USING PRIMARY KEY (node=? AND id<?)"), plan::toString);
-            assertFalse(plan.toString().contains("TEMP B-TREE"), plan::toString);
+            String indexed = plan(c, SqliteStore.NODE_INDEXED_SELECT + " WHERE node = 'a' AND id < 100"
+                    + " AND at >= 0 ORDER BY id DESC LIMIT 10");
+            assertTrue(indexed.contains("SEARCH p USING PRIMARY KEY (node=? AND id<?)"), indexed);
+            assertFalse(indexed.contains("TEMP B-TREE"), indexed);
+            // the entries past the mark by position, even with a time window that audit_by_at would serve
+            String pastTheMark = plan(c, SqliteStore.NOT_INDEXED_YET_SELECT + " WHERE folded = 1 AND id > 5"
+                    + " AND (actor = 'a' OR target = 'a') AND at >= 0 AND at < 100 ORDER BY id DESC LIMIT 10");
+            assertTrue(pastTheMark.contains("USING INTEGER PRIMARY KEY (rowid>?)"), pastTheMark);
+            assertFalse(pastTheMark.contains("TEMP B-TREE"), pastTheMark);
         }
+    }
+
+    private static String plan(java.sql.Connection c, String query) throws SQLException {
+        StringBuilder plan = new StringBuilder();
+        try (var rs = c.createStatement().executeQuery("EXPLAIN QUERY PLAN " + query)) {
+            while (rs.next()) {
+                plan.append(rs.getString(4)).append('\n');
+            }
+        }
+        return plan.toString();
     }
 
     @Test
