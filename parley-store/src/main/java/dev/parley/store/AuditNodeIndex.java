@@ -10,7 +10,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
@@ -41,18 +40,16 @@ final class AuditNodeIndex implements AutoCloseable {
     static final String FILE_NAME = "audit-nodes.db";
     /** The schema name under which the store's read connections attach the file. */
     static final String SCHEMA = "audit_nodes";
+    /** The schema name under which this index's connection attaches the store, which it only reads. */
+    private static final String STORE = "store";
     /** Entries one read of a pass takes from the audit table. */
     private static final int PAGE = 4096;
     /** How often postings of entries pruned from the audit table are dropped. */
     private static final long SWEEP_NANOS = TimeUnit.MINUTES.toNanos(1);
 
-    /** One audit entry as the index takes it. */
-    private record Entry(long id, String actor, String target) {
-    }
-
     private final Connection connection;
     private final Statements statements;
-    /** Set by {@link #start}: the store's read pool, which attaches this file. */
+    /** Set by {@link #start}: the store's read pool, whose gate this index's reads of the store pass too. */
     private ReadPool readers;
     private final long everyNanos;
     /** Serializes passes: the thread's and {@link #catchUp()}'s. */
@@ -107,6 +104,13 @@ final class AuditNodeIndex implements AutoCloseable {
             remove(file);
             connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
             mark = prepare(connection, storeIdentity, newestAuditId);
+        }
+        try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + STORE)) {
+            attach.setString(1, store.toString());
+            attach.execute();
+        } catch (SQLException e) {
+            connection.close();
+            throw e;
         }
         return new AuditNodeIndex(connection, mark, every);
     }
@@ -196,53 +200,51 @@ final class AuditNodeIndex implements AutoCloseable {
     /** Takes in every entry folded so far; what the thread does at each tick, and tests at once. */
     void catchUp() throws SQLException {
         synchronized (passes) {
-            List<Entry> page;
+            int taken;
             do {
-                long from = mark;
-                page = readers.read(s -> {
-                    var select = s.get("SELECT id, actor, target FROM audit WHERE id > ? AND folded = 1 ORDER BY id LIMIT ?");
-                    select.setLong(1, from);
-                    select.setInt(2, PAGE);
-                    List<Entry> out = new ArrayList<>();
-                    try (var rs = select.executeQuery()) {
-                        while (rs.next()) {
-                            out.add(new Entry(rs.getLong(1), rs.getString(2), rs.getString(3)));
-                        }
-                    }
-                    return out;
-                });
-                if (!page.isEmpty()) {
-                    take(page);
-                }
-            } while (page.size() == PAGE && !closed); // a first build over a long log stops at a close
+                taken = readers.gated(this::pass);
+            } while (taken == PAGE && !closed); // a first build over a long log stops at a close
             if (System.nanoTime() - lastSweep >= SWEEP_NANOS) {
-                sweepHeld();
+                readers.gated(this::sweepHeld);
             }
         }
     }
 
-    /** Writes the postings of {@code page} and moves the mark past it, in one transaction. */
-    private void take(List<Entry> page) throws SQLException {
+    /**
+     * Writes the postings of the next page of folded entries and moves the mark past it, in one
+     * transaction that reads the store through its attachment: one snapshot of it, and no entry
+     * copied through JDBC. Returns how many entries it took.
+     */
+    private int pass() throws SQLException {
         connection.setAutoCommit(false);
         try {
-            // one statement for the page, as the writer's delivery marks are written
-            StringBuilder postings = new StringBuilder("[");
-            for (Entry entry : page) {
-                Ledger.pair(postings, entry.actor(), entry.id());
-                if (!entry.target().equals(entry.actor())) {
-                    Ledger.pair(postings, entry.target(), entry.id());
-                }
+            var page = statements.get("SELECT count(*), max(id) FROM (SELECT id FROM " + STORE
+                    + ".audit WHERE id > ? AND folded = 1 ORDER BY id LIMIT ?)");
+            page.setLong(1, mark);
+            page.setInt(2, PAGE);
+            int count;
+            long last;
+            try (var rs = page.executeQuery()) {
+                count = rs.getInt(1);
+                last = rs.getLong(2);
             }
-            var insert = statements.get("INSERT OR IGNORE INTO postings (node, id)"
-                    + " SELECT value ->> 0, value ->> 1 FROM json_each(?)");
-            insert.setString(1, postings.append(']').toString());
-            insert.executeUpdate();
-            long last = page.getLast().id();
-            var update = statements.get("UPDATE indexed SET mark = ?");
-            update.setLong(1, last);
-            update.executeUpdate();
+            if (count > 0) {
+                var insert = statements.get("INSERT OR IGNORE INTO postings (node, id)"
+                        + " SELECT actor, id FROM " + STORE + ".audit WHERE id > ?1 AND id <= ?2 AND folded = 1"
+                        + " UNION ALL SELECT target, id FROM " + STORE + ".audit"
+                        + " WHERE id > ?1 AND id <= ?2 AND folded = 1 AND target <> actor");
+                insert.setLong(1, mark);
+                insert.setLong(2, last);
+                insert.executeUpdate();
+                var update = statements.get("UPDATE indexed SET mark = ?");
+                update.setLong(1, last);
+                update.executeUpdate();
+            }
             connection.commit();
-            mark = last;
+            if (count > 0) {
+                mark = last;
+            }
+            return count;
         } catch (SQLException e) {
             connection.rollback();
             throw e;
@@ -254,25 +256,25 @@ final class AuditNodeIndex implements AutoCloseable {
     /** Drops the postings of entries the audit's retention has pruned: queries pass them by, but they take room. */
     void sweep() throws SQLException {
         synchronized (passes) {
-            sweepHeld();
+            readers.gated(this::sweepHeld);
         }
     }
 
-    private void sweepHeld() throws SQLException {
+    private Void sweepHeld() throws SQLException {
         lastSweep = System.nanoTime();
-        long oldest = readers.read(s -> {
-            // no entry left: every posting is of a pruned one
-            try (var rs = s.get("SELECT coalesce(min(id), 9223372036854775807) FROM audit").executeQuery()) {
-                return rs.getLong(1);
-            }
-        });
-        if (oldest <= sweptBelow) {
-            return; // nothing pruned since: the delete below reads every posting
+        long oldest;
+        // no entry left: every posting is of a pruned one
+        try (var rs = statements.get("SELECT coalesce(min(id), 9223372036854775807) FROM " + STORE + ".audit")
+                .executeQuery()) {
+            oldest = rs.getLong(1);
         }
-        var delete = statements.get("DELETE FROM postings WHERE id < ?");
-        delete.setLong(1, oldest);
-        delete.executeUpdate();
-        sweptBelow = oldest;
+        if (oldest > sweptBelow) { // else nothing was pruned since: the delete reads every posting
+            var delete = statements.get("DELETE FROM postings WHERE id < ?");
+            delete.setLong(1, oldest);
+            delete.executeUpdate();
+            sweptBelow = oldest;
+        }
+        return null;
     }
 
     @Override

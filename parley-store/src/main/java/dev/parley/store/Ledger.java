@@ -142,7 +142,7 @@ final class Ledger {
     }
 
     /** Appends {@code ["text",number]} to a JSON array being written, for {@code json_each} to take apart. */
-    static void pair(StringBuilder array, String text, long number) {
+    private static void pair(StringBuilder array, String text, long number) {
         array.append(array.length() > 1 ? ",[\"" : "[\"");
         JsonStringEncoder.getInstance().quoteAsString(text, array);
         array.append("\",").append(number).append(']');

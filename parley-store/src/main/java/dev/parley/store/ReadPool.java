@@ -76,6 +76,29 @@ final class ReadPool implements AutoCloseable {
         }
     }
 
+    /** Work that reads the store on a connection of its own. */
+    interface Gated<T> {
+        T run() throws SQLException;
+    }
+
+    /**
+     * Runs {@code work}, which reads the store on a connection outside the pool, as a read of the
+     * pool runs: a {@link #pause()} waits for it, so it holds no snapshot of the WAL then either.
+     */
+    <T> T gated(Gated<T> work) throws SQLException {
+        try {
+            gate.readLock().lockInterruptibly();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ParleyException(ErrorCode.UNAVAILABLE, "interrupted while waiting to read the store");
+        }
+        try {
+            return work.run();
+        } finally {
+            gate.readLock().unlock();
+        }
+    }
+
     /**
      * Waits for the reads in flight to end and holds new ones back until the pause is
      * closed: then no reader holds a snapshot of the WAL. A read never waits for the writer.
