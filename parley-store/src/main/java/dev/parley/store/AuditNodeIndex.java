@@ -78,50 +78,54 @@ final class AuditNodeIndex implements AutoCloseable {
      * The thread is started by {@link #start}, once the read pool that attaches the file is open.
      */
     static AuditNodeIndex open(Path store, Duration every) throws SQLException {
-        String storeIdentity;
-        long newestAuditId;
-        try (Connection reader = Connections.open(store, Connections.Role.READER);
-             Statement s = reader.createStatement()) {
-            try (var rs = s.executeQuery("SELECT id FROM store_identity")) {
-                storeIdentity = rs.getString(1);
-            }
-            try (var rs = s.executeQuery("SELECT coalesce(max(id), 0) FROM audit")) {
-                newestAuditId = rs.getLong(1);
-            }
-        }
         Path file = store.resolveSibling(FILE_NAME);
-        Connection connection = null;
-        long mark;
+        Opened opened;
         try {
-            connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
-            mark = prepare(connection, storeIdentity, newestAuditId);
+            opened = connect(file, store);
         } catch (SQLException damaged) {
             LOG.log(Level.WARNING, "the audit's node index " + file + " cannot be read (" + damaged.getMessage()
                     + "); building it again from the audit log");
-            if (connection != null) {
-                connection.close();
-            }
             remove(file);
-            connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
-            mark = prepare(connection, storeIdentity, newestAuditId);
+            opened = connect(file, store);
         }
-        try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + STORE)) {
-            attach.setString(1, store.toString());
-            attach.execute();
+        return new AuditNodeIndex(opened.connection(), opened.mark(), every);
+    }
+
+    /** The index's connection, with the store attached, and the mark to go on from. */
+    private record Opened(Connection connection, long mark) {
+    }
+
+    private static Opened connect(Path file, Path store) throws SQLException {
+        Connection connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
+        try {
+            try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + STORE)) {
+                attach.setString(1, store.toString());
+                attach.execute();
+            }
+            return new Opened(connection, prepare(connection));
         } catch (SQLException e) {
             connection.close();
             throw e;
         }
-        return new AuditNodeIndex(connection, mark, every);
     }
 
-    /** Creates the schema when missing and returns the mark to go on from: 0 when the file must be built again. */
-    private static long prepare(Connection connection, String storeIdentity, long newestAuditId) throws SQLException {
+    /**
+     * Creates the schema when missing and returns the mark to go on from: 0 when the file must be
+     * built again, because it indexes another store or a later state of this one.
+     */
+    private static long prepare(Connection connection) throws SQLException {
         try (Statement s = connection.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS postings (node TEXT NOT NULL, id INTEGER NOT NULL,"
                     + " PRIMARY KEY (node, id)) WITHOUT ROWID");
             s.execute("CREATE TABLE IF NOT EXISTS indexed (one INTEGER PRIMARY KEY CHECK (one = 1),"
                     + " store TEXT NOT NULL, mark INTEGER NOT NULL)");
+            String storeIdentity;
+            long newestAuditId;
+            try (var rs = s.executeQuery("SELECT (SELECT id FROM " + STORE + ".store_identity),"
+                    + " (SELECT coalesce(max(id), 0) FROM " + STORE + ".audit)")) {
+                storeIdentity = rs.getString(1);
+                newestAuditId = rs.getLong(2);
+            }
             String indexedStore = null;
             long mark = 0;
             try (var rs = s.executeQuery("SELECT store, mark FROM indexed")) {
