@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import org.awaitility.core.ConditionTimeoutException;
+
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -67,25 +69,43 @@ public final class ServerProcess implements AutoCloseable {
 
     /**
      * Waits until {@code process} says in its own log (the part written after {@code from}
-     * bytes) that it listens, by {@code line}; fails with the log's tail if it exits first. A
+     * bytes) that it listens, by {@code line}; fails with the log's tail if it exits first or
+     * stays silent past {@code atMost} (the log lives in the test's temporary directory). A
      * port that merely answers may be another process's: a port free when a test chose it can be
      * taken by a busy machine's other servers before the child binds it, and then the child
      * exits while the test talks to a stranger.
      */
     public static void awaitAnnounced(Process process, Path log, long from, String line, Duration atMost) {
-        await().atMost(atMost).pollInterval(Duration.ofMillis(50)).until(() -> {
+        try {
+            await().atMost(atMost).pollInterval(Duration.ofMillis(50)).until(() -> {
+                String written = written(log, from);
+                if (written.contains(line)) {
+                    return true;
+                }
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("the process exited with " + process.exitValue()
+                            + " before it said \"" + line + "\":\n" + tail(written));
+                }
+                return false;
+            });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("the process did not say \"" + line + "\" within " + atMost + "; its log:\n"
+                    + tail(written(log, from)), e);
+        }
+    }
+
+    private static String written(Path log, long from) {
+        try {
             byte[] all = Files.exists(log) ? Files.readAllBytes(log) : new byte[0];
             int start = (int) Math.min(from, all.length);
-            String written = new String(all, start, all.length - start, StandardCharsets.UTF_8);
-            if (written.contains(line)) {
-                return true;
-            }
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the process exited with " + process.exitValue()
-                        + " before it said \"" + line + "\":\n" + written.substring(Math.max(0, written.length() - 4000)));
-            }
-            return false;
-        });
+            return new String(all, start, all.length - start, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String tail(String written) {
+        return written.substring(Math.max(0, written.length() - 4000));
     }
 
     /** The size of {@code log} now (0 when it does not exist yet): where a restarted child's lines begin. */
