@@ -11,6 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -380,6 +382,21 @@ class CliGuardrailsTest {
         assertTrue(noPolicy.err().startsWith("parley: serve_failed: "), noPolicy::describe);
         CliRun zeroRate = parley("serve", "--port", "0", "--data", data.resolve("served").toString(), "--rate", "0");
         assertEquals(ExitStatus.USAGE, zeroRate.exit, zeroRate::describe);
+    }
+
+    @Test
+    void servingOnATakenPortFailsAndLeavesTheDataDirectoryFree() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Path served = data.resolve("taken-port");
+            CliRun run = parley("serve", "--port", Integer.toString(taken.getLocalPort()), "--data", served.toString());
+            assertFailure(run, ExitStatus.REFUSED, "serve_failed");
+            assertTrue(run.err().contains("cannot listen on 127.0.0.1:" + taken.getLocalPort() + ": the port is taken"),
+                    run::describe);
+            // the failed start closed its store: a hub starts on the same data afterwards
+            try (Hub next = Hub.start(HubConfig.defaults(served).withPort(0))) {
+                assertTrue(next.url().matches("http://127\\.0\\.0\\.1:\\d+"), next.url());
+            }
+        }
     }
 
     @Test

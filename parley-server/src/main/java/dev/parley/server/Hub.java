@@ -387,6 +387,12 @@ public final class Hub implements AutoCloseable {
                     .routing(routes::install)
                     .build()
                     .start();
+            if (!server.isRunning()) {
+                // Helidon logs a failed bind and returns a stopped server; a hub that said "listening"
+                // then would hold its port number -1 and its data directory and answer nobody.
+                throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port()
+                        + ": the port is taken or the address is not this machine's (the log above says which)");
+            }
             // Agents start once the hub listens: a process agent speaks to it at once.
             url.set(localUrl(config.host(), server.port()));
             // Children a hub stopped between their task's end and their deletion left behind go first.
