@@ -5,6 +5,9 @@ import dev.parley.bench.http.HttpConnection;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 
 /** Small helpers every bench scenario shares: setup calls, figures, formatting, cleanup. */
 final class BenchSupport {
@@ -178,11 +182,23 @@ final class BenchSupport {
     }
 
     /** A free TCP port on the loopback interface (free now; someone may take it before use). */
+    /**
+     * A loopback port free now, for a child (hub, nats-server) to listen on, also again after a
+     * kill. Drawn below the kernel's ephemeral range (from 32768 on Linux by default): a port from
+     * that range can be taken by any outgoing connection before the child binds it; below it only
+     * an explicit bind takes a port. The tests' {@code ServerProcess.freePort} draws by the same rule.
+     */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
+        for (int tries = 0; tries < 1000; tries++) {
+            int port = ThreadLocalRandom.current().nextInt(10_000, 32_768);
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
+                return port;
+            } catch (BindException taken) {
+                // another server's: draw again
+            }
         }
+        throw new IOException("no loopback port free between 10000 and 32767");
     }
 
     static void deleteTree(Path dir) {

@@ -3,7 +3,9 @@ package dev.parley.nats.testing;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import org.awaitility.core.ConditionTimeoutException;
@@ -113,11 +116,24 @@ public final class ServerProcess implements AutoCloseable {
         return Files.exists(log) ? Files.size(log) : 0;
     }
 
-    /** A loopback port free now. */
+    /**
+     * A loopback port free now, for a server a test starts (or starts again) on it later. Drawn
+     * below the kernel's ephemeral range (from 32768 on Linux by default): a port from that range,
+     * as a bind to port 0 returns, can be taken by any outgoing connection on the machine before
+     * the server binds it, which on a busy machine running the suite failed a run; below the range
+     * only an explicit bind takes a port. The bench's {@code BenchSupport.freePort} draws alike.
+     */
     public static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
+        for (int tries = 0; tries < 1000; tries++) {
+            int port = ThreadLocalRandom.current().nextInt(10_000, 32_768);
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
+                return port;
+            } catch (BindException taken) {
+                // another server's: draw again
+            }
         }
+        throw new IOException("no loopback port free between 10000 and 32767");
     }
 
     public int port() {

@@ -4,7 +4,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
+import java.net.BindException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
@@ -58,6 +60,27 @@ class ServerProcessTest {
             assertTrue(lines.size() == 2 && lines.get(1).equals(line), "returned only after the child's own line: " + lines);
         } finally {
             child.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void aChosenPortLiesWhereNoOutgoingConnectionCanTakeIt() throws Exception {
+        // the interleaving that failed a busy run: any outgoing connection's local port comes from
+        // the ephemeral range, and while it is open a server cannot bind that port
+        try (ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             Socket outgoing = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+             ServerSocket late = new ServerSocket()) {
+            int taken = outgoing.getLocalPort();
+            assertTrue(taken >= 32_768, "an outgoing connection's port: " + taken);
+            assertThrows(BindException.class, () -> late.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                    taken)));
+        }
+        for (int i = 0; i < 50; i++) {
+            int port = ServerProcess.freePort();
+            assertTrue(port >= 10_000 && port < 32_768, "below the ephemeral range: " + port);
+            try (ServerSocket server = new ServerSocket()) {
+                server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port)); // free indeed
+            }
         }
     }
 }

@@ -59,7 +59,7 @@ class GatewayCrashTest {
 
         Gw(String id, NatsServer nats) throws IOException {
             this.id = id;
-            this.port = GatewayProcess.freePort();
+            this.port = ServerProcess.freePort();
             this.nats = nats;
         }
 

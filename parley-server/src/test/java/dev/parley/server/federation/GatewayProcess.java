@@ -6,8 +6,6 @@ import dev.parley.server.HubConfig;
 import dev.parley.server.it.HubFixture;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,13 +29,6 @@ public final class GatewayProcess {
                 .withAdminToken(Optional.of(args[2]))
                 .withGateway(Optional.of(new GatewayConfig(args[3], args[4], Optional.empty()))));
         hub.awaitClosed();
-    }
-
-    /** A port free on loopback now, for a gateway process to listen on. */
-    static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
     }
 
     static Process spawn(Path dataDir, int port, String adminToken, String gateway, String natsUrl, Path log)

@@ -50,7 +50,7 @@ class GatewayProcessesTest {
         try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"))) {
             List<HubFixture> gateways = new ArrayList<>();
             for (String id : List.of("a", "b", "c")) {
-                int port = GatewayProcess.freePort();
+                int port = ServerProcess.freePort();
                 Path log = tmp.resolve("gateway-" + id + ".log");
                 processes.add(GatewayProcess.spawn(tmp.resolve("data-" + id), port, ADMIN, id, nats.url(), log));
                 logs.add(log);
@@ -80,7 +80,7 @@ class GatewayProcessesTest {
         try (NatsServer nats = NatsServer.startJetStream(tmp.resolve("nats"));
              HubFixture b = HubFixture.start(tmp.resolve("hub-b"), config -> config.withGateway(
                      Optional.of(new GatewayConfig("b", nats.url(), Optional.empty()))))) {
-            int port = GatewayProcess.freePort();
+            int port = ServerProcess.freePort();
             Path log = tmp.resolve("gateway-a.log");
             owner = GatewayProcess.spawn(tmp.resolve("data-a"), port, ADMIN, "a", nats.url(), log);
             HubFixture a = HubFixture.remote("http://127.0.0.1:" + port, ADMIN);

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -41,7 +40,7 @@ class PushCrashTest {
     void sigkillDuringBackoffNeitherLosesNorDoublesAttempts() throws Exception {
         int[] answer = {503};
         try (WebhookReceiver receiver = new WebhookReceiver(n -> answer[0])) {
-            int port = freePort();
+            int port = ServerProcess.freePort();
             String base = "http://127.0.0.1:" + port;
             Path log = dir.resolve("hub.log");
             hub = start(port, log, base);
@@ -92,12 +91,6 @@ class PushCrashTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
         }
     }
 }
