@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -32,8 +33,10 @@ import java.util.logging.Logger;
  * again; a file that is damaged, that indexes another store, or that is ahead of the store (an
  * older copy of it restored) is built again from the first entry. Its writes are synced at its
  * checkpoints only ({@code synchronous = NORMAL}): a power loss can take back its last passes,
- * never the store's data. A pass that fails (a full disk) is tried again at the next tick; until
- * one succeeds the queries read more entries by position.
+ * never the store's data. The thread passes after the writer's folds, at most once an interval
+ * and at least once a minute (an idle hub's index reads nothing in between). A pass that fails (a
+ * full disk) is tried again at the next; until one succeeds the queries read more entries by
+ * position.
  */
 final class AuditNodeIndex implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(AuditNodeIndex.class.getName());
@@ -55,6 +58,11 @@ final class AuditNodeIndex implements AutoCloseable {
     /** Serializes passes: the thread's and {@link #catchUp()}'s. */
     private final Object passes = new Object();
     private final Thread thread;
+    /**
+     * Released after each fold of the writer: an idle hub's index waits on it instead of reading
+     * every interval. One permit at the start: the first pass takes in what earlier runs folded.
+     */
+    private final Semaphore folds = new Semaphore(1);
     private volatile boolean closed;
     private boolean failing;
     /** The last entry taken in; guarded by {@code passes}. */
@@ -176,10 +184,18 @@ final class AuditNodeIndex implements AutoCloseable {
         thread.start();
     }
 
+    /** The writer folded (or tried to): there may be entries to take in. */
+    void folded() {
+        folds.release();
+    }
+
     private void run() {
         while (!closed) {
             try {
-                TimeUnit.NANOSECONDS.sleep(everyNanos);
+                TimeUnit.NANOSECONDS.sleep(everyNanos); // at most one pass an interval, whatever the folds
+                // the sweep's pace bounds the wait: pruned postings go within a minute on an idle hub too
+                folds.tryAcquire(SWEEP_NANOS, TimeUnit.NANOSECONDS);
+                folds.drainPermits();
                 catchUp();
                 if (failing) {
                     LOG.info("the audit's node index is being kept again");

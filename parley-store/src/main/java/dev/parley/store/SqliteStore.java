@@ -67,7 +67,7 @@ public final class SqliteStore implements EventStore {
      * the next batch waits for; shorter ones write each node's index page more often).
      */
     static final Duration AUDIT_FOLD_EVERY = Duration.ofMillis(100);
-    /** How often the audit's node index takes in what was folded since: the folds' own pace. */
+    /** How often at most the audit's node index takes in what was folded since: the folds' own pace. */
     static final Duration AUDIT_INDEX_EVERY = AUDIT_FOLD_EVERY;
 
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
@@ -138,6 +138,7 @@ public final class SqliteStore implements EventStore {
             AuditNodeIndex auditNodes = AuditNodeIndex.open(file, auditIndexEvery);
             ReadPool readers = new ReadPool(file, READERS);
             auditNodes.start(readers);
+            writer.afterEachUpkeep(auditNodes::folded);
             Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes);
             writer.afterEachCommit(checkpointer::committed);
             return new SqliteStore(writer, readers, checkpointer, auditNodes);

@@ -99,6 +99,7 @@ final class Writer implements AutoCloseable {
      */
     private volatile boolean stopped;
     private volatile Runnable afterCommit = () -> { };
+    private volatile Runnable afterUpkeep = () -> { };
     private final Pending<?> upkeep;
     private final long upkeepNanos;
     /** When the upkeep last ran. Writer thread only. */
@@ -197,6 +198,11 @@ final class Writer implements AutoCloseable {
         this.afterCommit = afterCommit;
     }
 
+    /** Runs {@code afterUpkeep} on the writer's thread after each run of the upkeep, committed or not. */
+    void afterEachUpkeep(Runnable afterUpkeep) {
+        this.afterUpkeep = afterUpkeep;
+    }
+
     /** Runs {@code listener} (on a thread of its own) each time commits work again after failing. */
     void onRecovery(Runnable listener) {
         recoveryListeners.add(listener);
@@ -257,6 +263,7 @@ final class Writer implements AutoCloseable {
         lastUpkeepNanos = System.nanoTime();
         workSinceUpkeep = false;
         commitAndHandOver(List.of(upkeep), true);
+        afterUpkeep.run();
     }
 
     private void commitAndHandOver(List<Pending<?>> batch, boolean isUpkeep) {

@@ -15,9 +15,12 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Semaphore;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -228,6 +231,37 @@ class AuditNodeIndexTest {
         store.auditNodeIndex().sweep();
         assertEquals(expectedPostings(20, 39), postings(dir));
         assertEveryNode(20, 39);
+    }
+
+    @Test
+    void theIndexTakesInEachFoldAndWaitsForTheNextOneWhileTheHubIsIdle() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO,
+                Duration.ofMillis(1));
+        audit(0, 19);
+        await().atMost(Duration.ofSeconds(30)).until(() -> postings(dir) == expectedPostings(0, 19));
+        // idle: parked until the writer's next fold, not reading the store every interval
+        await().atMost(Duration.ofSeconds(30)).until(AuditNodeIndexTest::indexWaitsForAFold);
+        audit(20, 29); // the folds after these batches wake it
+        await().atMost(Duration.ofSeconds(30)).until(() -> postings(dir) == expectedPostings(0, 29));
+        assertEveryNode(0, 29);
+    }
+
+    @Test
+    void aStartTakesInWhatEarlierRunsFoldedWithoutWaitingForAFold() throws Exception {
+        open(dir); // the index takes in nothing by itself
+        audit(0, 19);
+        store.close();
+        assertEquals(0, postings(dir));
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO,
+                Duration.ofMillis(1));
+        await().atMost(Duration.ofSeconds(30)).until(() -> postings(dir) == expectedPostings(0, 19)); // no write since
+    }
+
+    private static boolean indexWaitsForAFold() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getName().equals(SqliteStore.AUDIT_INDEX_THREAD))
+                .anyMatch(e -> Arrays.stream(e.getValue()).anyMatch(f -> f.getClassName().equals(
+                        Semaphore.class.getName()) && f.getMethodName().equals("tryAcquire")));
     }
 
     /** One posting for each entry's actor, and one for its target when that is another node. */
