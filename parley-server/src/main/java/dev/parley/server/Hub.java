@@ -185,6 +185,11 @@ public final class Hub implements AutoCloseable {
         return scheduler.pass();
     }
 
+    /**
+     * Starts a hub listening on the configured host and port. A hub that cannot start (a port
+     * another process holds, a store it cannot open, a policy it cannot read) throws, its store
+     * and services closed again.
+     */
     public static Hub start(HubConfig config) {
         return start(config, System::nanoTime);
     }
