@@ -181,7 +181,6 @@ final class BenchSupport {
         return String.format(Locale.ROOT, format, args);
     }
 
-    /** A free TCP port on the loopback interface (free now; someone may take it before use). */
     /**
      * A loopback port free now, for a child (hub, nats-server) to listen on, also again after a
      * kill. Drawn below the kernel's ephemeral range (from 32768 on Linux by default): a port from

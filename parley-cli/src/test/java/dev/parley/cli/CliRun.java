@@ -113,5 +113,4 @@ final class CliRun {
         assertTrue(run.err().startsWith("parley: " + code + ": "), run::describe);
         assertEquals("", run.out(), run::describe);
     }
-
 }
