@@ -82,7 +82,7 @@ final class AuditNodeIndex implements AutoCloseable {
 
     /**
      * Opens (creating, or building again when it cannot be trusted) the index of the store in the
-     * file {@code store}, whose schema is up to date; it takes in new entries every {@code every}.
+     * file {@code store}, whose schema is up to date; it takes in new entries at most every {@code every}.
      * The thread is started by {@link #start}, once the read pool that attaches the file is open.
      */
     static AuditNodeIndex open(Path store, Duration every) throws SQLException {
@@ -106,10 +106,7 @@ final class AuditNodeIndex implements AutoCloseable {
     private static Opened connect(Path file, Path store) throws SQLException {
         Connection connection = Connections.open(file, Connections.Role.AUDIT_NODE_INDEX);
         try {
-            try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + STORE)) {
-                attach.setString(1, store.toString());
-                attach.execute();
-            }
+            Connections.attach(connection, store, STORE);
             return new Opened(connection, prepare(connection));
         } catch (SQLException e) {
             connection.close();
@@ -149,22 +146,15 @@ final class AuditNodeIndex implements AutoCloseable {
                 LOG.info("the audit's node index was made for " + (storeIdentity.equals(indexedStore)
                         ? "a later state of this store" : "another store") + "; building it again from the audit log");
             }
-            connection.setAutoCommit(false);
-            try {
+            return Connections.inTransaction(connection, () -> {
                 s.execute("DELETE FROM postings");
                 s.execute("DELETE FROM indexed");
                 try (var insert = connection.prepareStatement("INSERT INTO indexed (one, store, mark) VALUES (1, ?, 0)")) {
                     insert.setString(1, storeIdentity);
                     insert.executeUpdate();
                 }
-                connection.commit();
-            } catch (SQLException e) {
-                connection.rollback();
-                throw e;
-            } finally {
-                connection.setAutoCommit(true);
-            }
-            return 0;
+                return 0L;
+            });
         }
     }
 
@@ -217,7 +207,7 @@ final class AuditNodeIndex implements AutoCloseable {
         }
     }
 
-    /** Takes in every entry folded so far; what the thread does at each tick, and tests at once. */
+    /** Takes in every entry folded so far; what the thread does after the writer's folds, and tests at once. */
     void catchUp() throws SQLException {
         synchronized (passes) {
             int taken;
@@ -236,41 +226,37 @@ final class AuditNodeIndex implements AutoCloseable {
      * copied through JDBC. Returns how many entries it took.
      */
     private int pass() throws SQLException {
-        connection.setAutoCommit(false);
-        try {
-            var page = statements.get("SELECT count(*), max(id) FROM (SELECT id FROM " + STORE
+        Page page = Connections.inTransaction(connection, () -> {
+            var select = statements.get("SELECT count(*), max(id) FROM (SELECT id FROM " + STORE
                     + ".audit WHERE id > ? AND folded = 1 ORDER BY id LIMIT ?)");
-            page.setLong(1, mark);
-            page.setInt(2, PAGE);
-            int count;
-            long last;
-            try (var rs = page.executeQuery()) {
-                count = rs.getInt(1);
-                last = rs.getLong(2);
+            select.setLong(1, mark);
+            select.setInt(2, PAGE);
+            Page next;
+            try (var rs = select.executeQuery()) {
+                next = new Page(rs.getInt(1), rs.getLong(2));
             }
-            if (count > 0) {
+            if (next.count() > 0) {
                 var insert = statements.get("INSERT OR IGNORE INTO postings (node, id)"
                         + " SELECT actor, id FROM " + STORE + ".audit WHERE id > ?1 AND id <= ?2 AND folded = 1"
                         + " UNION ALL SELECT target, id FROM " + STORE + ".audit"
                         + " WHERE id > ?1 AND id <= ?2 AND folded = 1 AND target <> actor");
                 insert.setLong(1, mark);
-                insert.setLong(2, last);
+                insert.setLong(2, next.last());
                 insert.executeUpdate();
                 var update = statements.get("UPDATE indexed SET mark = ?");
-                update.setLong(1, last);
+                update.setLong(1, next.last());
                 update.executeUpdate();
             }
-            connection.commit();
-            if (count > 0) {
-                mark = last;
-            }
-            return count;
-        } catch (SQLException e) {
-            connection.rollback();
-            throw e;
-        } finally {
-            connection.setAutoCommit(true);
+            return next;
+        });
+        if (page.count() > 0) {
+            mark = page.last(); // once committed
         }
+        return page.count();
+    }
+
+    /** How many entries a pass took, and the id of the last. */
+    private record Page(int count, long last) {
     }
 
     /** Drops the postings of entries the audit's retention has pruned: queries pass them by, but they take room. */

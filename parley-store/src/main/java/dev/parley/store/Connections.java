@@ -24,6 +24,38 @@ final class Connections {
         }
     }
 
+    /** Work on a connection that may fail as SQL does. */
+    interface Work<T> {
+        T run() throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in one transaction of {@code connection}: committed when it returns,
+     * rolled back when it throws; the connection's auto-commit is as it was afterwards.
+     */
+    static <T> T inTransaction(Connection connection, Work<T> work) throws SQLException {
+        boolean auto = connection.getAutoCommit();
+        connection.setAutoCommit(false);
+        try {
+            T result = work.run();
+            connection.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            connection.rollback();
+            throw e;
+        } finally {
+            connection.setAutoCommit(auto);
+        }
+    }
+
+    /** Attaches the database in {@code file} to {@code connection} under the schema name {@code schema}. */
+    static void attach(Connection connection, Path file, String schema) throws SQLException {
+        try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + schema)) {
+            attach.setString(1, file.toString());
+            attach.execute();
+        }
+    }
+
     /** What a connection is for. */
     enum Role {
         /** The one connection that writes; it never checkpoints, so commits stay short. */

@@ -51,19 +51,20 @@ final class Migrations {
                     + SCRIPTS.size() + "; use a newer parley");
         }
         for (int v = current; v < SCRIPTS.size(); v++) {
-            boolean auto = connection.getAutoCommit();
-            connection.setAutoCommit(false);
-            try (Statement statement = connection.createStatement()) {
-                for (String sql : statements(read(SCRIPTS.get(v)))) {
-                    statement.execute(sql);
-                }
-                statement.execute("PRAGMA user_version = " + (v + 1));
-                connection.commit();
+            int version = v + 1;
+            String script = SCRIPTS.get(v);
+            try {
+                Connections.inTransaction(connection, () -> {
+                    try (Statement statement = connection.createStatement()) {
+                        for (String sql : statements(read(script))) {
+                            statement.execute(sql);
+                        }
+                        statement.execute("PRAGMA user_version = " + version);
+                    }
+                    return null;
+                });
             } catch (SQLException e) {
-                connection.rollback();
-                throw new SQLException("migration " + SCRIPTS.get(v) + " failed: " + e.getMessage(), e);
-            } finally {
-                connection.setAutoCommit(auto);
+                throw new SQLException("migration " + script + " failed: " + e.getMessage(), e);
             }
         }
     }

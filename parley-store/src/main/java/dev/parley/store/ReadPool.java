@@ -36,9 +36,8 @@ final class ReadPool implements AutoCloseable {
         idle = new ArrayBlockingQueue<>(size);
         for (int i = 0; i < size; i++) {
             Connection connection = Connections.open(file, Connections.Role.READER);
-            try (var attach = connection.prepareStatement("ATTACH DATABASE ? AS " + AuditNodeIndex.SCHEMA)) {
-                attach.setString(1, file.resolveSibling(AuditNodeIndex.FILE_NAME).toString());
-                attach.execute();
+            try {
+                Connections.attach(connection, file.resolveSibling(AuditNodeIndex.FILE_NAME), AuditNodeIndex.SCHEMA);
             } catch (SQLException e) {
                 connection.close();
                 all.forEach(Statements::close);
@@ -76,16 +75,11 @@ final class ReadPool implements AutoCloseable {
         }
     }
 
-    /** Work that reads the store on a connection of its own. */
-    interface Gated<T> {
-        T run() throws SQLException;
-    }
-
     /**
      * Runs {@code work}, which reads the store on a connection outside the pool, as a read of the
      * pool runs: a {@link #pause()} waits for it, so it holds no snapshot of the WAL then either.
      */
-    <T> T gated(Gated<T> work) throws SQLException {
+    <T> T gated(Connections.Work<T> work) throws SQLException {
         try {
             gate.readLock().lockInterruptibly();
         } catch (InterruptedException e) {

@@ -164,44 +164,39 @@ class AuditNodeIndexTest {
 
     @Test
     void anIndexAheadOfARestoredCopyOfItsStoreIsBuiltAgain() throws Exception {
-        Path data = dir.resolve("data");
-        Path copy = dir.resolve("copy");
-        open(data);
-        audit(0, 19);
-        store.close();
-        Files.createDirectories(copy);
-        Files.copy(data.resolve(SqliteStore.FILE_NAME), copy.resolve(SqliteStore.FILE_NAME)); // closed: no WAL left
-        open(data);
-        audit(20, 39);
-        store.auditNodeIndex().catchUp();
-        store.close();
-        Files.copy(copy.resolve(SqliteStore.FILE_NAME), data.resolve(SqliteStore.FILE_NAME),
-                StandardCopyOption.REPLACE_EXISTING); // the older copy restored beside the newer index
-        open(data);
+        twoRunsWithTheFirstCopyOfPutBack(SqliteStore.FILE_NAME); // the older store beside the newer index
         assertEveryNode(0, 19);
         store.auditNodeIndex().catchUp();
         assertEveryNode(0, 19);
-        assertEquals(expectedPostings(0, 19), postings(data));
+        assertEquals(expectedPostings(0, 19), postings(dir));
     }
 
     @Test
     void anIndexThatLostItsLastPassesCatchesUp() throws Exception {
-        open(dir);
-        audit(0, 19);
-        store.auditNodeIndex().catchUp();
-        store.close();
-        Path earlier = dir.resolve("earlier.db");
-        Files.copy(dir.resolve(AuditNodeIndex.FILE_NAME), earlier);
-        open(dir);
-        audit(20, 39);
-        store.auditNodeIndex().catchUp();
-        store.close();
-        Files.copy(earlier, dir.resolve(AuditNodeIndex.FILE_NAME), StandardCopyOption.REPLACE_EXISTING); // as after a power loss
-        open(dir);
+        twoRunsWithTheFirstCopyOfPutBack(AuditNodeIndex.FILE_NAME); // as after a power loss
         assertEveryNode(0, 39);
         store.auditNodeIndex().catchUp();
         assertEveryNode(0, 39);
         assertEquals(expectedPostings(0, 39), postings(dir));
+    }
+
+    /**
+     * Entries 0-19, then 20-39, each run closed with the index caught up; then {@code file} as
+     * the first run left it (a closed store: no WAL) put back, and the store opened again.
+     */
+    private void twoRunsWithTheFirstCopyOfPutBack(String file) throws Exception {
+        open(dir);
+        audit(0, 19);
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Path earlier = dir.resolve("earlier-" + file);
+        Files.copy(dir.resolve(file), earlier);
+        open(dir);
+        audit(20, 39);
+        store.auditNodeIndex().catchUp();
+        store.close();
+        Files.copy(earlier, dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+        open(dir);
     }
 
     @Test
