@@ -44,13 +44,11 @@ public record Capability(String id, NodeId owner, SkillRef delegation, SkillRef 
 
     /** A skill by reference (a name, a URI) at a version. */
     public record SkillRef(String ref, String version) {
-        private static final Pattern PRINTABLE = Pattern.compile("^[\\x21-\\x7e]+$");
-
         public SkillRef {
-            if (ref.length() > 200 || !PRINTABLE.matcher(ref).matches()) {
+            if (!VisibleAscii.within(ref, 200)) {
                 throw invalid("a skill ref is 1 to 200 printable characters without spaces, not '" + ref + "'");
             }
-            if (version.length() > 64 || !PRINTABLE.matcher(version).matches()) {
+            if (!VisibleAscii.within(version, 64)) {
                 throw invalid("a skill version is 1 to 64 printable characters without spaces, not '" + version + "'");
             }
         }

@@ -634,7 +634,7 @@ public final class Chats {
 
     /** A platform's thread id as a thread token (printable ASCII without spaces, at most 200). */
     private static String threadToken(String thread) {
-        return thread.matches("[\\x21-\\x7e]{1,200}") ? thread : "chat-" + hash(thread);
+        return VisibleAscii.within(thread, 200) ? thread : "chat-" + hash(thread);
     }
 
     private static String hash(String text) {

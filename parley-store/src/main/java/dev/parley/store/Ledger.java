@@ -42,6 +42,15 @@ final class Ledger {
             .map(s -> "'" + s.wire() + "'")
             .collect(Collectors.joining(", "));
 
+    /**
+     * Marks the envelopes of a JSON array of {@code [id, at]} pairs delivered. Built once: a statement's
+     * text is its key among the prepared ones, and every marks job would otherwise build it again.
+     */
+    private static final String MARK_DELIVERED = "UPDATE envelopes SET delivered_at = m.at, state = CASE WHEN state IN ("
+            + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END"
+            + " FROM (SELECT value ->> 0 AS id, value ->> 1 AS at FROM json_each(?)) AS m"
+            + " WHERE envelopes.id = m.id AND envelopes.delivered_at IS NULL RETURNING envelopes.id";
+
     /** States after which nothing more is owed to an envelope: its scheduled work is dropped. */
     private static final Set<DeliveryState> SETTLED = EnumSet.of(DeliveryState.PROCESSED, DeliveryState.REPLIED,
             DeliveryState.FAILED, DeliveryState.DEAD_LETTERED);
@@ -97,10 +106,7 @@ final class Ledger {
         if (first.isEmpty()) {
             return marked;
         }
-        var update = statements.get("UPDATE envelopes SET delivered_at = m.at, state = CASE WHEN state IN ("
-                + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END"
-                + " FROM (SELECT value ->> 0 AS id, value ->> 1 AS at FROM json_each(?)) AS m"
-                + " WHERE envelopes.id = m.id AND envelopes.delivered_at IS NULL RETURNING envelopes.id");
+        var update = statements.get(MARK_DELIVERED);
         update.setString(1, pairs.append(']').toString());
         Set<String> changed = new HashSet<>();
         try (var rs = update.executeQuery()) {

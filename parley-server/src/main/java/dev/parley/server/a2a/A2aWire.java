@@ -9,6 +9,7 @@ import dev.parley.core.JsonText;
 import dev.parley.core.Task;
 import dev.parley.core.TaskEvent;
 import dev.parley.core.TaskState;
+import dev.parley.core.VisibleAscii;
 import dev.parley.server.wire.Json;
 
 import java.util.ArrayList;
@@ -99,7 +100,7 @@ final class A2aWire {
         if (value == null || value.isNull() || (value.isTextual() && value.textValue().isEmpty())) {
             return Optional.empty();
         }
-        if (!value.isTextual() || !value.textValue().matches("[\\x21-\\x7e]{1," + MAX_ID + "}")) {
+        if (!value.isTextual() || !VisibleAscii.within(value.textValue(), MAX_ID)) {
             throw A2aError.invalidParams(field + " must be a string of 1 to " + MAX_ID
                     + " printable ASCII characters without spaces");
         }

@@ -8,6 +8,7 @@ import dev.parley.core.JsonText;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Payload;
+import dev.parley.core.VisibleAscii;
 import dev.parley.mcp.JsonFailures;
 import dev.parley.server.wire.Json;
 
@@ -65,7 +66,7 @@ public record Body(ObjectNode json) {
     /** A free-form identifier chosen by a client: printable ASCII without spaces, at most 200 characters. */
     public Optional<String> token(String field) {
         Optional<String> value = string(field);
-        if (value.isPresent() && !value.get().matches("[\\x21-\\x7e]{1,200}")) {
+        if (value.isPresent() && !VisibleAscii.within(value.get(), 200)) {
             throw invalid("field '" + field + "' must be 1 to 200 printable ASCII characters without spaces");
         }
         return value;

@@ -11,6 +11,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
 import dev.parley.core.StoreHealth;
+import dev.parley.core.VisibleAscii;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.metrics.Metrics;
@@ -161,7 +162,7 @@ public final class OpsRoutes {
     }
 
     private static String word(String name, String value) {
-        if (!value.matches("[\\x21-\\x7e]{1,128}")) {
+        if (!VisibleAscii.within(value, 128)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, name + " must be 1 to 128 printable ASCII characters");
         }
         return value;
