@@ -6,6 +6,7 @@ import dev.parley.core.NodeId;
 import dev.parley.core.Route;
 import dev.parley.core.Trace;
 import dev.parley.core.UuidV7;
+import dev.parley.store.InboxOrder;
 import dev.parley.store.SqliteStore;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -207,10 +208,11 @@ public final class BenchRowsCommand implements Callable<Integer> {
     private long query(Connection c, String[] columns) throws SQLException {
         long t0 = System.nanoTime();
         long rows = 0;
-        try (PreparedStatement page = c.prepareStatement("SELECT seq" + (columns.length > 1 ? ", " : "")
-                + String.join(", ", Arrays.stream(columns).filter(n -> !n.equals("seq")).toList())
-                + " FROM envelopes WHERE to_node = ? AND seq > ? ORDER BY seq LIMIT " + PAGE)) {
+        // the store's page of folded envelopes: every one here is folded, its store closed
+        try (PreparedStatement page = c.prepareStatement(InboxOrder.foldedAfter("e.seq" + (columns.length > 1 ? ", " : "")
+                + String.join(", ", Arrays.stream(columns).filter(n -> !n.equals("seq")).map(n -> "e." + n).toList())))) {
             page.setString(1, TO.value());
+            page.setInt(3, PAGE);
             for (long after = 0; ; ) {
                 page.setLong(2, after);
                 long read = 0;

@@ -1,5 +1,6 @@
 package dev.parley.bench;
 
+import dev.parley.store.InboxOrder;
 import dev.parley.store.SqliteStore;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -51,15 +52,15 @@ final class EnvelopePrefill {
                 s.execute("PRAGMA temp_store = MEMORY");
             }
             Map<String, Object> envelope = template(c, "SELECT * FROM envelopes ORDER BY pos DESC LIMIT 1");
-            if (!template(c, "SELECT (SELECT pos FROM audit_copied) = max(pos) AS copied FROM envelopes").get("copied")
+            if (!template(c, "SELECT (SELECT pos FROM envelopes_folded) = max(pos) AS folded FROM envelopes").get("folded")
                     .equals(1)) {
-                throw new IllegalStateException("prefill: the store has audit entries not copied yet; close its hub first");
+                throw new IllegalStateException("prefill: the store has envelopes not folded yet; close its hub first");
             }
             Map<String, Object> audit = template(c, "SELECT * FROM audit WHERE envelope_id = '" + envelope.get("id") + "'");
             long auditId = ((Number) template(c, "SELECT max((SELECT coalesce(max(id), 0) FROM audit),"
                     + " (SELECT coalesce(max(audit_id), 0) FROM envelopes)) AS last").get("last")).longValue();
             Map<String, Long> heads = new HashMap<>();
-            try (PreparedStatement head = c.prepareStatement("SELECT coalesce(max(seq), 0) FROM envelopes WHERE to_node = ?")) {
+            try (PreparedStatement head = c.prepareStatement(InboxOrder.HEAD)) {
                 for (String inbox : inboxIds) {
                     head.setString(1, inbox);
                     try (ResultSet rs = head.executeQuery()) {
@@ -116,7 +117,8 @@ final class EnvelopePrefill {
                     }
                     if ((i + 1) % TX_ROWS == 0 || i + 1 == count) {
                         try (Statement s = c.createStatement()) { // what the hub's fold writes once it has copied them
-                            s.execute("UPDATE audit_copied SET pos = (SELECT max(pos) FROM envelopes)");
+                            s.execute(InboxOrder.FOLD);
+                            s.execute(InboxOrder.MOVE_MARK);
                         }
                         c.commit();
                         if ((i + 1) % (10L * TX_ROWS) == 0 || i + 1 == count) {

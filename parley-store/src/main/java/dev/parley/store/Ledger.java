@@ -494,15 +494,15 @@ final class Ledger {
 
     /**
      * The entries of allowed sends not copied into the audit table yet, as audit rows: those of
-     * the envelopes past {@code audit_copied}. Few (what came in since the last fold), and found
+     * the envelopes past the fold's mark. Few (what came in since the last fold), and found
      * by position, the envelopes' rowid.
      */
     static final String UNCOPIED_AUDIT = "SELECT audit_id AS id, audit_at AS at, audit_actor AS actor,"
             + " audit_action AS action, audit_target AS target, 'allow' AS decision, audit_reason AS reason,"
             + " id AS envelope_id, audit_policy_version AS policy_version, audit_rule AS rule FROM envelopes"
-            + " WHERE pos > (SELECT pos FROM audit_copied) AND audit_id IS NOT NULL";
+            + " WHERE pos > (SELECT pos FROM envelopes_folded) AND audit_id IS NOT NULL";
 
-    /** Writes an entry unfolded: outside the by-node and by-rule indexes until {@link #foldAudit} takes it in. */
+    /** Writes an entry unfolded: outside the by-node and by-rule indexes until {@link #fold} takes it in. */
     static void insertAudit(Writer.Tx tx, AuditEntry a) throws SQLException {
         var insert = tx.statements().get("INSERT INTO audit (" + AUDIT_COLUMNS + ", folded)"
                 + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)");
@@ -520,15 +520,18 @@ final class Ledger {
     }
 
     /**
-     * Copies the entries of allowed sends from their envelopes' rows into the audit table, already
-     * folded, and takes every unfolded audit entry into the by-node and by-rule indexes: a page of
-     * each node's index is written once per fold, not once per commit that audited the node.
+     * The writer's fold, in bulk: copies the entries of allowed sends from their envelopes' rows
+     * into the audit table, already folded, writes the inbox order of those envelopes
+     * ({@link InboxOrder}), moves the mark past them, and takes every unfolded audit entry into
+     * the by-node and by-rule indexes. A page of each node's index and of each inbox's order is
+     * written once per fold, not once per commit that touched the node.
      */
-    static Void foldAudit(Writer.Tx tx) throws SQLException {
+    static Void fold(Writer.Tx tx) throws SQLException {
         var s = tx.statements();
         s.get("INSERT INTO audit (" + AUDIT_COLUMNS + ", folded) SELECT " + AUDIT_COLUMNS + ", 1 FROM ("
                 + UNCOPIED_AUDIT + ") ORDER BY id").executeUpdate();
-        s.get("UPDATE audit_copied SET pos = (SELECT coalesce(max(pos), 0) FROM envelopes)").executeUpdate();
+        s.get(InboxOrder.FOLD).executeUpdate();
+        s.get(InboxOrder.MOVE_MARK).executeUpdate();
         s.get("UPDATE audit SET folded = 1 WHERE folded = 0").executeUpdate();
         return null;
     }

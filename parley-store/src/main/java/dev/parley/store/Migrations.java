@@ -35,7 +35,8 @@ final class Migrations {
             "V16__schedule_scan_order.sql",
             "V17__audit_folding.sql",
             "V18__send_audit_in_envelopes.sql",
-            "V19__audit_node_index.sql");
+            "V19__audit_node_index.sql",
+            "V20__inbox_order.sql");
 
     private Migrations() {
     }
@@ -45,12 +46,17 @@ final class Migrations {
     }
 
     static void apply(Connection connection) throws SQLException {
+        applyUpTo(connection, SCRIPTS.size());
+    }
+
+    /** Brings the schema to {@code target}: all of them for a store, an earlier one for a test of a later migration. */
+    static void applyUpTo(Connection connection, int target) throws SQLException {
         int current = version(connection);
         if (current > SCRIPTS.size()) {
             throw new SQLException("the database has schema version " + current + " but this build knows only up to "
                     + SCRIPTS.size() + "; use a newer parley");
         }
-        for (int v = current; v < SCRIPTS.size(); v++) {
+        for (int v = current; v < target; v++) {
             int version = v + 1;
             String script = SCRIPTS.get(v);
             try {

@@ -29,6 +29,8 @@ final class Rows {
 
     static final String ENVELOPE_COLUMNS = "id, seq, from_node, to_node, kind, text, data, corr_id, thread_id, "
             + "message_id, meta, created_at, attempt, route, policy_version, topic, rule, trace_context";
+    /** {@link #ENVELOPE_COLUMNS} of the table named {@code e} in a join. */
+    static final String ENVELOPE_COLUMNS_OF_E = "e." + ENVELOPE_COLUMNS.replace(", ", ", e.");
     /** The position of the first column a query selects after {@link #ENVELOPE_COLUMNS}. */
     static final int AFTER_ENVELOPE = 19;
 

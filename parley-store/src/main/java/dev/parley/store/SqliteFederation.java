@@ -79,13 +79,13 @@ public final class SqliteFederation implements FederationStore {
 
     /** Its inbox here is its inbox now: nothing for it is owed to, or awaited from, its old owner. */
     private static void takenOver(Statements s, NodeId node) throws SQLException {
-        var owed = s.get("DELETE FROM relay WHERE kind = 'envelope' AND envelope_id IN"
-                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        var owed = s.get("DELETE FROM relay WHERE kind = 'envelope' AND envelope_id IN (" + InboxOrder.IDS + ")");
         owed.setString(1, node.value());
+        owed.setString(2, node.value());
         owed.executeUpdate();
-        var awaited = s.get("DELETE FROM schedule WHERE purpose = 'owner_ack' AND envelope_id IN"
-                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        var awaited = s.get("DELETE FROM schedule WHERE purpose = 'owner_ack' AND envelope_id IN (" + InboxOrder.IDS + ")");
         awaited.setString(1, node.value());
+        awaited.setString(2, node.value());
         awaited.executeUpdate();
     }
 
@@ -130,18 +130,19 @@ public final class SqliteFederation implements FederationStore {
 
     /** What is owed for it goes to its new owner, and what its old owner has not confirmed is published there now. */
     private static void movedBetween(Statements s, NodeId node, String to, Instant at) throws SQLException {
-        var owed = s.get("UPDATE relay SET gateway = ? WHERE kind = 'envelope' AND envelope_id IN"
-                + " (SELECT id FROM envelopes WHERE to_node = ?)");
+        var owed = s.get("UPDATE relay SET gateway = ? WHERE kind = 'envelope' AND envelope_id IN (" + InboxOrder.IDS + ")");
         owed.setString(1, to);
         owed.setString(2, node.value());
+        owed.setString(3, node.value());
         owed.executeUpdate();
         // A check waiting for the stream (due at the end of time) is left to the relay.
         // The count of publications starts again: the new owner is not given up on for the old one's silence.
         var due = s.get("UPDATE schedule SET due_at = ?, attempt = 1 WHERE purpose = 'owner_ack' AND due_at < ?"
-                + " AND envelope_id IN (SELECT id FROM envelopes WHERE to_node = ?)");
+                + " AND envelope_id IN (" + InboxOrder.IDS + ")");
         due.setLong(1, at.toEpochMilli());
         due.setLong(2, Long.MAX_VALUE);
         due.setString(3, node.value());
+        due.setString(4, node.value());
         due.executeUpdate();
     }
 

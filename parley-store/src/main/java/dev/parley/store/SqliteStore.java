@@ -134,7 +134,7 @@ public final class SqliteStore implements EventStore {
                     throw e;
                 }
                 return connection;
-            }, notifier, observer, new Writer.Upkeep(auditFoldEvery, Ledger::foldAudit));
+            }, notifier, observer, new Writer.Upkeep(auditFoldEvery, Ledger::fold));
             AuditNodeIndex auditNodes = AuditNodeIndex.open(file, auditIndexEvery);
             ReadPool readers = new ReadPool(file, READERS);
             auditNodes.start(readers);
@@ -405,8 +405,27 @@ public final class SqliteStore implements EventStore {
 
     @Override
     public List<Envelope> inboxAfter(NodeId node, long after, int limit) {
-        return envelopes("SELECT " + Rows.ENVELOPE_COLUMNS
-                + " FROM envelopes WHERE to_node = ? AND seq > ? ORDER BY seq LIMIT ?", node, limit, after);
+        return readers.read(s -> {
+            long mark; // read first: the order holds every envelope up to it when it is read next (InboxOrder)
+            try (var rs = s.get(InboxOrder.MARK).executeQuery()) {
+                mark = rs.getLong(1);
+            }
+            var folded = s.get(InboxOrder.FOLDED_AFTER);
+            folded.setString(1, node.value());
+            folded.setLong(2, after);
+            folded.setInt(3, limit);
+            Page page = new Page();
+            if (page.take(folded, limit) || page.envelopes.size() == limit) {
+                return page.envelopes;
+            }
+            var past = s.get(InboxOrder.PAST_AFTER);
+            past.setLong(1, mark);
+            past.setString(2, node.value());
+            past.setLong(3, page.envelopes.isEmpty() ? after : page.envelopes.getLast().seq());
+            past.setInt(4, limit - page.envelopes.size());
+            page.take(past, limit);
+            return page.envelopes;
+        });
     }
 
     @Override
@@ -424,9 +443,9 @@ public final class SqliteStore implements EventStore {
     public List<Envelope> unackedAfter(NodeId node, long after, int limit) {
         long head = headSeq(node);
         for (long from = after; from < head; from += UNACKED_WINDOW) {
-            List<Envelope> page = envelopes("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE to_node = ?"
-                    + " AND seq > ? AND seq <= ? AND state NOT IN (" + Ledger.SETTLED_STATES + ") ORDER BY seq LIMIT ?",
-                    node, limit, from, from + UNACKED_WINDOW);
+            List<Envelope> page = envelopes("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE pos IN ("
+                    + InboxOrder.positions("?1", "seq > ?2 AND seq <= ?3") + ") AND state NOT IN ("
+                    + Ledger.SETTLED_STATES + ") ORDER BY pos LIMIT ?4", node, limit, from, from + UNACKED_WINDOW);
             if (!page.isEmpty()) {
                 return page;
             }
@@ -437,9 +456,9 @@ public final class SqliteStore implements EventStore {
     @Override
     public List<Envelope> conversation(NodeId node, String group, long upTo, int limit) {
         return readers.read(s -> {
-            var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS + " FROM envelopes WHERE to_node = ? AND seq <= ?"
-                    + " AND json_extract(meta, '$.\"" + Chats.GROUP + "\"') = ? AND from_node LIKE '"
-                    + Chats.HUMAN_PREFIX + "%' ORDER BY seq DESC LIMIT ?"); // chat meta counts on people's messages only
+            // chat meta counts on people's messages only
+            var select = s.get(InboxOrder.newestFirst(Rows.ENVELOPE_COLUMNS_OF_E, "e.seq <= ?2 AND json_extract(e.meta, '$.\""
+                    + Chats.GROUP + "\"') = ?3 AND e.from_node LIKE '" + Chats.HUMAN_PREFIX + "%'", "?4"));
             select.setString(1, node.value());
             select.setLong(2, upTo);
             select.setString(3, group);
@@ -457,7 +476,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public long headSeq(NodeId node) {
         return readers.read(s -> {
-            var select = s.get("SELECT coalesce(max(seq), 0) FROM envelopes WHERE to_node = ?");
+            var select = s.get(InboxOrder.HEAD);
             select.setString(1, node.value());
             try (var rs = select.executeQuery()) {
                 return rs.next() ? rs.getLong(1) : 0L;
@@ -510,7 +529,7 @@ public final class SqliteStore implements EventStore {
         query.since().ifPresent(t -> filters.add(new AuditCondition("at >= ?", List.of(t.toEpochMilli()))));
         query.until().ifPresent(t -> filters.add(new AuditCondition("at < ?", List.of(t.toEpochMilli()))));
         query.before().ifPresent(id -> filters.add(new AuditCondition("id < ?", List.of(id))));
-        // The by-node and by-rule indexes hold folded entries only (Ledger.foldAudit): a filter on
+        // The by-node and by-rule indexes hold folded entries only (Ledger.fold): a filter on
         // either reads the newest matches from them and from the few entries not folded yet. The
         // by-node index is a file of its own kept up to a mark (AuditNodeIndex); folded entries
         // past the mark are read by position. The entries of the allowed sends not copied yet
@@ -581,7 +600,7 @@ public final class SqliteStore implements EventStore {
     @Override
     public int pruneAudit(Instant cutoff, int max) {
         return writer.submit(tx -> {
-            Ledger.foldAudit(tx); // an entry still in its envelope's row is pruned like the others
+            Ledger.fold(tx); // an entry still in its envelope's row is pruned like the others
             var delete = tx.statements().get("DELETE FROM audit WHERE id IN (SELECT id FROM audit INDEXED BY audit_by_at"
                     + " WHERE at < ? ORDER BY at LIMIT ?)");
             delete.setLong(1, cutoff.toEpochMilli());
@@ -603,11 +622,10 @@ public final class SqliteStore implements EventStore {
     @Override
     public InboxSummary inboxSummary(NodeId node) {
         return readers.read(s -> {
-            var select = s.get("SELECT coalesce(max(seq), 0),"
+            var select = s.get("SELECT (" + InboxOrder.HEAD + "),"
                     + " (SELECT count(*) FROM envelopes WHERE to_node = ?1 AND delivered_at IS NULL),"
-                    + " (SELECT delivered_at FROM envelopes WHERE to_node = ?1 AND delivered_at IS NOT NULL"
-                    + " ORDER BY seq DESC LIMIT 1)"
-                    + " FROM envelopes WHERE to_node = ?1");
+                    + " (SELECT delivered_at FROM (" + InboxOrder.newestFirst("e.delivered_at, e.seq",
+                            "e.delivered_at IS NOT NULL", "1") + "))");
             select.setString(1, node.value());
             try (var rs = select.executeQuery()) {
                 rs.next();
@@ -654,16 +672,27 @@ public final class SqliteStore implements EventStore {
                 select.setLong(2 + i, seqs[i]);
             }
             select.setInt(2 + seqs.length, limit);
-            List<Envelope> out = new ArrayList<>();
-            long chars = 0;
+            Page page = new Page();
+            page.take(select, limit);
+            return page.envelopes;
+        });
+    }
+
+    /** A page of envelopes read by one or more statements, ending at {@link #PAGE_CHARS} of text and data. */
+    private static final class Page {
+        final List<Envelope> envelopes = new ArrayList<>();
+        private long chars;
+
+        /** Reads {@code select}'s rows into the page; whether it is full by its characters. */
+        boolean take(PreparedStatement select, int limit) throws SQLException {
             try (var rs = select.executeQuery()) {
-                while (chars < PAGE_CHARS && rs.next()) {
+                while (chars < PAGE_CHARS && envelopes.size() < limit && rs.next()) {
                     Envelope envelope = Rows.envelope(rs);
-                    out.add(envelope);
+                    envelopes.add(envelope);
                     chars += envelope.contentChars();
                 }
             }
-            return out;
-        });
+            return chars >= PAGE_CHARS;
+        }
     }
 }

@@ -547,7 +547,7 @@ final class Writer implements AutoCloseable {
             if (known != null) {
                 return known;
             }
-            var statement = statements.get("SELECT coalesce(max(seq), 0) FROM envelopes WHERE to_node = ?");
+            var statement = statements.get(InboxOrder.HEAD);
             statement.setString(1, inbox.value());
             try (var rs = statement.executeQuery()) {
                 long head = rs.next() ? rs.getLong(1) : 0;

@@ -177,7 +177,7 @@ class SqliteAuditAndSchemasTest {
     private long uncopied() throws SQLException {
         try (var c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
              var rs = c.createStatement().executeQuery("SELECT count(*) FROM envelopes"
-                     + " WHERE pos > (SELECT pos FROM audit_copied) AND audit_id IS NOT NULL")) {
+                     + " WHERE pos > (SELECT pos FROM envelopes_folded) AND audit_id IS NOT NULL")) {
             return rs.getLong(1);
         }
     }
