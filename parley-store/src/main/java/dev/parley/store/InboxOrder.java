@@ -6,8 +6,8 @@ package dev.parley.store;
  * <p>An inbox's order is {@code inbox_order (to_node, seq, pos)}, which the writer's fold
  * ({@link Ledger#fold}) fills in bulk for every envelope up to its mark ({@code envelopes_folded});
  * the envelopes past the mark, at most one fold interval of them, are found by position. An index
- * keyed by inbox first, written at every send, put each send's entry on a page of its own inbox
- * and was about a third of what the writer paid for it (V20). The one writer draws an inbox's
+ * keyed by inbox first, written at every send, put each send's entry on a page of its own inbox:
+ * about a fifth of the writer's CPU a send (V20; BENCHMARKS.md, "Issue 15, stop 44"). The one writer draws an inbox's
  * seqs and the envelopes' positions together, so within an inbox seq order is position order, and
  * every folded envelope of an inbox comes before every one past the mark.
  *
