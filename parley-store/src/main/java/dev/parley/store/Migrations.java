@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.logging.Logger;
 
 /**
  * Versioned schema migrations. The schema version lives in SQLite's {@code user_version};
@@ -15,6 +16,7 @@ import java.util.List;
  * mid-migration leaves the previous version intact.
  */
 final class Migrations {
+    private static final Logger LOG = Logger.getLogger(Migrations.class.getName());
     /** In order; the position + 1 is the version a script brings the schema to. */
     private static final List<String> SCRIPTS = List.of(
             "V1__hub_core.sql",
@@ -55,6 +57,9 @@ final class Migrations {
         if (current > SCRIPTS.size()) {
             throw new SQLException("the database has schema version " + current + " but this build knows only up to "
                     + SCRIPTS.size() + "; use a newer parley");
+        }
+        if (current > 0 && current < target) { // an upgrade may rewrite a table (V20): say why the start waits
+            LOG.info("upgrading the store's schema from version " + current + " to " + target);
         }
         for (int v = current; v < target; v++) {
             int version = v + 1;
