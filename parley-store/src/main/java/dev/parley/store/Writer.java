@@ -72,10 +72,10 @@ final class Writer implements AutoCloseable {
      * {@code every}: bulk work that is cheaper the more of it waits, done only while writes
      * come in (an idle hub commits nothing for it), and once more at close after work since its
      * last run (when commits work). A transaction of its own, so that its
-     * failure (logged, and undone) never costs another job its commit, and the batch before
-     * it is answered without waiting for it.
+     * failure (logged once a run of failures, and undone) never costs another job its commit, and
+     * the batch before it is answered without waiting for it. {@code what} names it in the log.
      */
-    record Upkeep(Duration every, Job<?> job) {
+    record Upkeep(String what, Duration every, Job<?> job) {
     }
 
     private final Opener opener;
@@ -101,6 +101,9 @@ final class Writer implements AutoCloseable {
     private volatile Runnable afterCommit = () -> { };
     private volatile Runnable afterUpkeep = () -> { };
     private final Pending<?> upkeep;
+    private final String upkeepWhat;
+    /** Whether the upkeep's last run failed: a run of failures is logged at its first and at its end. Writer thread only. */
+    private boolean upkeepFailing;
     private final long upkeepNanos;
     /** When the upkeep last ran. Writer thread only. */
     private long lastUpkeepNanos;
@@ -123,14 +126,8 @@ final class Writer implements AutoCloseable {
         this.notifier = notifier;
         this.observer = observer;
         // One pending entry for every run: nobody waits for its result, so completing it again is harmless.
-        this.upkeep = new Pending<>(tx -> {
-            try {
-                return upkeep.job().run(tx);
-            } catch (SQLException | RuntimeException e) {
-                LOG.log(Level.FINE, "upkeep failed; it is tried again after its interval", e);
-                throw e;
-            }
-        }, new CompletableFuture<>());
+        this.upkeep = new Pending<>(upkeep.job(), new CompletableFuture<>());
+        this.upkeepWhat = upkeep.what();
         this.upkeepNanos = upkeep.every().toNanos();
         this.lastUpkeepNanos = System.nanoTime();
         this.tx = connect();
@@ -347,7 +344,7 @@ final class Writer implements AutoCloseable {
             tx.statements().connection().commit();
         } catch (SQLException e) {
             if (isUpkeep) {
-                LOG.log(Level.FINE, "the upkeep's commit failed; it is tried again after its interval", e);
+                upkeepWent(e);
             } else {
                 health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
             }
@@ -355,7 +352,9 @@ final class Writer implements AutoCloseable {
             return () -> batch.forEach(p -> p.result().completeExceptionally(e));
         }
         long ended = System.nanoTime();
-        if (!isUpkeep) {
+        if (isUpkeep) {
+            upkeepWent(failures[0]);
+        } else {
             observer.committed(batch.size(), ended - start);
             health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
         }
@@ -426,6 +425,30 @@ final class Writer implements AutoCloseable {
             throw e;
         }
         return new Tx(new Statements(connection));
+    }
+
+    /**
+     * Records how the upkeep's run went ({@code failure} null when it committed). Logs the first
+     * failure of a run at WARNING and the run's end: one that fails every interval (a nearly full
+     * disk, a damaged index) is seen once, not ten times a second, and not only at FINE.
+     */
+    private void upkeepWent(Throwable failure) {
+        if (failure == null) {
+            if (upkeepFailing) {
+                upkeepFailing = false;
+                LOG.info(upkeepWhat + " works again");
+            }
+        } else if (upkeepFailing) {
+            LOG.log(Level.FINE, upkeepWhat + " failed again", failure);
+        } else {
+            upkeepFailing = true;
+            Throwable cause = failure;
+            while (cause.getCause() != null) {
+                cause = cause.getCause(); // the first failure says why; "the transaction was lost" does not
+            }
+            LOG.log(Level.WARNING, upkeepWhat + " failed (" + cause.getMessage() + "); it is tried again after"
+                    + " its interval, and this is logged again when it works", failure);
+        }
     }
 
     /** Records how the last commit went; logs only changes, so a full disk does not flood the log. */

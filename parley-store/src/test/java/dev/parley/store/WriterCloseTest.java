@@ -121,6 +121,6 @@ class WriterCloseTest {
             var connection = Connections.open(file, Connections.Role.WRITER);
             Migrations.apply(connection);
             return connection;
-        }, envelope -> { }, CommitObserver.NONE, new Writer.Upkeep(Duration.ofHours(1), tx -> null), queue);
+        }, envelope -> { }, CommitObserver.NONE, new Writer.Upkeep("nothing", Duration.ofHours(1), tx -> null), queue);
     }
 }

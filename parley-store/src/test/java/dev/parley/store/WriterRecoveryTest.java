@@ -23,10 +23,16 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A group commit that fails part-way leaves the writer clean. The failure is injected in
@@ -102,6 +108,52 @@ class WriterRecoveryTest {
         assertEquals(0, unfolded(), "the next fold took them in");
         store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
         assertEquals(List.of(first.id(), second.id()), store.inboxAfter(WORKER, 0, 2).stream().map(Envelope::id).toList());
+    }
+
+    @Test
+    void aFoldThatKeepsFailingIsLoggedOnceAndAgainWhenItWorks() throws Exception {
+        Logger log = Logger.getLogger(Writer.class.getName());
+        List<LogRecord> records = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getMessage().startsWith(SqliteStore.FOLD)) {
+                    records.add(record);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Level before = log.getLevel();
+        log.setLevel(Level.FINE);
+        log.addHandler(capture);
+        try {
+            store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO);
+            injectFault("BEFORE UPDATE OF folded ON audit");
+            fault(true);
+            for (int i = 0; i < 3; i++) {
+                append(); // each append is followed by a fold, which the fault rolls back
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> records.size() >= 3);
+            assertEquals(Level.WARNING, records.getFirst().getLevel(), "the first failure is seen");
+            assertTrue(records.getFirst().getMessage().contains("injected I/O failure"), records.getFirst().getMessage());
+            assertEquals(List.of(Level.FINE, Level.FINE), records.subList(1, 3).stream().map(LogRecord::getLevel).toList(),
+                    "the failures after it, every interval, are not");
+            fault(false);
+            append();
+            await().atMost(Duration.ofSeconds(10)).until(() -> records.getLast().getLevel() == Level.INFO);
+            assertEquals(SqliteStore.FOLD + " works again", records.getLast().getMessage());
+            assertEquals(1, records.stream().filter(r -> r.getLevel() == Level.WARNING).count());
+        } finally {
+            log.removeHandler(capture);
+            log.setLevel(before);
+        }
     }
 
     private long unfolded() throws SQLException {
