@@ -93,6 +93,9 @@ public final class BenchSendCommand implements Callable<Integer> {
             r.commitsPerSecond = BenchSupport.delta(m.get(0), m.get(1), "parley_commit_batch_size_count") / r.windowSeconds;
             r.meanCommitMs = 1000.0 * BenchSupport.delta(m.get(0), m.get(1), "parley_commit_latency_seconds_sum")
                     / BenchSupport.delta(m.get(0), m.get(1), "parley_commit_latency_seconds_count");
+            r.foldsPerSecond = BenchSupport.delta(m.get(0), m.get(1), "parley_fold_latency_seconds_count") / r.windowSeconds;
+            r.meanFoldMs = 1000.0 * BenchSupport.delta(m.get(0), m.get(1), "parley_fold_latency_seconds_sum")
+                    / BenchSupport.delta(m.get(0), m.get(1), "parley_fold_latency_seconds_count");
             r.cpuPercent = cpu[0] < 0 || cpu[1] < 0 ? Double.NaN
                     : 100.0 * (cpu[1] - cpu[0]) / (r.windowSeconds * 1e9) / Runtime.getRuntime().availableProcessors();
             r.machinePercent = BenchSupport.machineBusyPercent(machine[0], machine[1]);
@@ -119,6 +122,10 @@ public final class BenchSendCommand implements Callable<Integer> {
         if (!Double.isNaN(r.meanCommitMs)) {
             out.printf(Locale.ROOT, "  %-34s %,.0f/s, %.2f ms each (writer busy %.0f%%)%n", "commits",
                     r.commitsPerSecond, r.meanCommitMs, r.commitsPerSecond * r.meanCommitMs / 10.0);
+        }
+        if (!Double.isNaN(r.meanFoldMs)) { // the writer's other work: sends queued meanwhile wait for it
+            out.printf(Locale.ROOT, "  %-34s %,.1f/s, %.2f ms each (writer busy %.0f%%)%n", "folds",
+                    r.foldsPerSecond, r.meanFoldMs, r.foldsPerSecond * r.meanFoldMs / 10.0);
         }
         out.printf(Locale.ROOT, "  %-34s %,d%s%n", "errors", r.errors, r.errorKinds.isEmpty() ? "" : " " + r.errorKinds);
         out.printf(Locale.ROOT, "  %-34s %,d of %,d accepted%n", "lost (accepted, never streamed)", r.lost,
@@ -158,6 +165,8 @@ public final class BenchSendCommand implements Callable<Integer> {
             o.put("hubAcceptedInWindow", BenchSupport.round(r.hubAccepted));
             o.put("commitsPerSecond", BenchSupport.round(r.commitsPerSecond));
             o.put("meanCommitMs", BenchSupport.round(r.meanCommitMs));
+            o.put("foldsPerSecond", BenchSupport.round(r.foldsPerSecond));
+            o.put("meanFoldMs", BenchSupport.round(r.meanFoldMs));
             o.put("errors", r.errors);
             o.put("errorKinds", r.errorKinds);
             o.put("acceptedTotal", r.acceptedTotal);

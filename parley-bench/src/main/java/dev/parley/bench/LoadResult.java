@@ -29,6 +29,8 @@ final class LoadResult {
     double hubAccepted = Double.NaN;
     double commitsPerSecond = Double.NaN;
     double meanCommitMs = Double.NaN;
+    double foldsPerSecond = Double.NaN;
+    double meanFoldMs = Double.NaN;
     double cpuPercent = Double.NaN;
     double machinePercent = Double.NaN;
     /** The process's CPU in the window per accepted send, in µs, by the part of it that spent it (empty: unknown). */

@@ -13,5 +13,12 @@ public interface CommitObserver {
     default void announcing(long nanos, long endedAt) {
     }
 
+    /**
+     * The writer's upkeep (the store's fold) ran for {@code nanos}, committed or not; jobs queued
+     * meanwhile waited for it. Called on the writer thread.
+     */
+    default void upkept(long nanos) {
+    }
+
     CommitObserver NONE = (jobs, nanos) -> { };
 }

@@ -344,6 +344,7 @@ final class Writer implements AutoCloseable {
             tx.statements().connection().commit();
         } catch (SQLException e) {
             if (isUpkeep) {
+                observer.upkept(System.nanoTime() - start);
                 upkeepWent(e);
             } else {
                 health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
@@ -353,6 +354,7 @@ final class Writer implements AutoCloseable {
         }
         long ended = System.nanoTime();
         if (isUpkeep) {
+            observer.upkept(ended - start);
             upkeepWent(failures[0]);
         } else {
             observer.committed(batch.size(), ended - start);

@@ -49,6 +49,9 @@ public final class Metrics implements CommitObserver {
     private final LongAdder committedJobs = new LongAdder();
     private final Histogram commitLatency = new Histogram("parley_commit_latency_seconds",
             "Time to run and sync one group commit.");
+    private final Histogram foldLatency = new Histogram("parley_fold_latency_seconds",
+            "Time the writer spent on one fold of new envelopes into the audit log and the inboxes' order;"
+                    + " writes queued meanwhile waited for it.");
     private final Histogram pushLatency = new Histogram("parley_push_latency_seconds",
             "Time from the start of a webhook POST to its answer.");
     private volatile LongSupplier backlog = () -> 0;
@@ -67,6 +70,11 @@ public final class Metrics implements CommitObserver {
     public void committed(int jobs, long nanos) {
         committedJobs.add(jobs);
         commitLatency.observe(nanos);
+    }
+
+    @Override
+    public void upkept(long nanos) {
+        foldLatency.observe(nanos);
     }
 
     /** Runs a send (or reply) and counts what became of it: accepted, a duplicate, or refused for its target. */
@@ -151,6 +159,7 @@ public final class Metrics implements CommitObserver {
         out.append("parley_commit_batch_size_sum ").append(committedJobs.sum()).append('\n');
         out.append("parley_commit_batch_size_count ").append(commitLatency.count()).append('\n');
         commitLatency.render(out);
+        foldLatency.render(out);
         pushLatency.render(out);
         gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
         gauge(out, "parley_pushes_in_flight", "Webhook pushes under way: running, or waiting for a push permit.",

@@ -68,6 +68,11 @@ public final class HubTelemetry implements Notifier, AutoCloseable {
                 commitNanos = nanos;
                 commitEndedAt = endedAt;
             }
+
+            @Override
+            public void upkept(long nanos) {
+                metrics.upkept(nanos);
+            }
         };
     }
 

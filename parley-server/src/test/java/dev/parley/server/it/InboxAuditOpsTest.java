@@ -4,6 +4,7 @@ import static dev.parley.server.it.HubFixture.assertError;
 import static dev.parley.server.it.HubFixture.assertStatus;
 import static dev.parley.server.it.HubFixture.obj;
 import static dev.parley.server.it.HubFixture.uid;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -12,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.server.it.HubFixture.Resp;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -219,7 +221,8 @@ class InboxAuditOpsTest {
         for (String name : List.of("parley_sends_accepted_total", "parley_sends_denied_total",
                 "parley_commit_batch_size_sum", "parley_commit_batch_size_count",
                 "parley_commit_latency_seconds_bucket", "parley_commit_latency_seconds_sum",
-                "parley_commit_latency_seconds_count", "parley_open_streams", "parley_inbox_backlog")) {
+                "parley_commit_latency_seconds_count", "parley_fold_latency_seconds_count", "parley_open_streams",
+                "parley_inbox_backlog")) {
             assertTrue(m.body().contains(name), "metric " + name + " missing from:\n" + m.body());
         }
         assertTrue(m.body().contains("le=\"+Inf\""), "the latency histogram needs a +Inf bucket");
@@ -227,6 +230,7 @@ class InboxAuditOpsTest {
         double accepted = hub.metric("parley_sends_accepted_total");
         double deniedBefore = hub.metric("parley_sends_denied_total");
         double commits = hub.metric("parley_commit_latency_seconds_count");
+        double folds = hub.metric("parley_fold_latency_seconds_count");
         String a = uid("ma");
         String aToken = hub.createNode(a, null);
         String b = uid("mb");
@@ -238,6 +242,11 @@ class InboxAuditOpsTest {
         assertTrue(hub.metric("parley_sends_accepted_total") >= accepted + 3, "accepted counter did not move");
         assertTrue(hub.metric("parley_sends_denied_total") >= deniedBefore + 1, "denied counter did not move");
         assertTrue(hub.metric("parley_commit_latency_seconds_count") > commits, "commit histogram did not move");
+        // the writer folds after a batch once its interval has passed since the last fold: a send each poll brings one
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            hub.sendOk(aToken, a, "fold me");
+            return hub.metric("parley_fold_latency_seconds_count") > folds;
+        });
 
         // loopback callers need no token
         Resp anon = hub.get(null, "/metrics");
