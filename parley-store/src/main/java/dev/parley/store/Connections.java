@@ -11,6 +11,15 @@ import java.sql.Statement;
 
 /** Opens SQLite connections with the settings every Parley connection needs. */
 final class Connections {
+    /** Each commit waits until the WAL is on disk: what an accepted envelope's 202 stands on. */
+    static final String SYNCED_COMMITS = "PRAGMA synchronous = FULL";
+    /**
+     * Commits do not wait for the disk; the WAL is synced at checkpoints and by the next synced
+     * commit (it is one file, synced whole). For derived work, done again after a loss: a power
+     * loss can take back the last of it, never what a synced commit wrote after it.
+     */
+    static final String UNSYNCED_COMMITS = "PRAGMA synchronous = NORMAL";
+
     private Connections() {
     }
 
@@ -98,7 +107,7 @@ final class Connections {
     private static void configure(Statement s, Role role) throws SQLException {
         s.execute("PRAGMA busy_timeout = 10000");
         s.execute("PRAGMA journal_mode = WAL");
-        s.execute("PRAGMA synchronous = FULL");
+        s.execute(SYNCED_COMMITS);
         s.execute("PRAGMA temp_store = MEMORY");
         s.execute("PRAGMA cache_size = -32768");
         switch (role) {
@@ -106,7 +115,7 @@ final class Connections {
             case READER -> s.execute("PRAGMA query_only = 1");
             case CHECKPOINTER -> s.execute("PRAGMA busy_timeout = " + Checkpointer.LOCK_WAIT_MILLIS);
             case AUDIT_NODE_INDEX -> {
-                s.execute("PRAGMA synchronous = NORMAL");
+                s.execute(UNSYNCED_COMMITS);
                 s.execute("PRAGMA journal_size_limit = " + (4L << 20));
             }
         }

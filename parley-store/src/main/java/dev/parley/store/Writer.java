@@ -74,6 +74,12 @@ final class Writer implements AutoCloseable {
      * last run (when commits work). A transaction of its own, so that its
      * failure (logged once a run of failures, and undone) never costs another job its commit, and
      * the batch before it is answered without waiting for it. {@code what} names it in the log.
+     *
+     * <p>Its commit does not wait for the disk ({@link Connections#UNSYNCED_COMMITS}): the upkeep
+     * derives what it writes from commits already synced, so a power loss before the next synced
+     * commit loses only its last run, which the next one does again, and that commit's sync takes
+     * it to disk too. The sync of a fold's hundreds of pages was about a quarter of its pause
+     * (BENCHMARKS.md, "Issue 15, stop 46"). Every other commit waits for its sync as before.
      */
     record Upkeep(String what, Duration every, Job<?> job) {
     }
@@ -329,6 +335,9 @@ final class Writer implements AutoCloseable {
             if (tx == null) {
                 tx = connect();
             }
+            if (isUpkeep) {
+                syncCommits(tx, false);
+            }
             for (int i = 0; i < batch.size(); i++) {
                 tx.statements().get("SAVEPOINT job").execute();
                 try {
@@ -342,6 +351,9 @@ final class Writer implements AutoCloseable {
                 }
             }
             tx.statements().connection().commit();
+            if (isUpkeep) {
+                syncCommits(tx, true); // else startOver, below: a new connection syncs its commits
+            }
         } catch (SQLException e) {
             if (isUpkeep) {
                 observer.upkept(System.nanoTime() - start);
@@ -416,6 +428,18 @@ final class Writer implements AutoCloseable {
         } catch (SQLException reopen) {
             LOG.log(Level.FINE, "cannot open a new writer connection yet; the next commit tries again", reopen);
         }
+    }
+
+    /**
+     * Whether the connection's commits wait for the disk. Changed between transactions only
+     * (SQLite refuses it inside one): out of the empty one the driver opens after each commit,
+     * and into a new one.
+     */
+    private static void syncCommits(Tx tx, boolean synced) throws SQLException {
+        Connection connection = tx.statements().connection();
+        connection.setAutoCommit(true);
+        tx.statements().get(synced ? Connections.SYNCED_COMMITS : Connections.UNSYNCED_COMMITS).execute();
+        connection.setAutoCommit(false);
     }
 
     private Tx connect() throws SQLException {

@@ -11,6 +11,8 @@ import dev.parley.core.UuidV7;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -156,6 +158,70 @@ class WriterRecoveryTest {
         }
     }
 
+    @Test
+    void everySendIsCommittedSyncedAndTheFoldsAreNot() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO);
+        recordSync();
+        for (int i = 0; i < 3; i++) {
+            append(); // each append is followed by a fold
+        }
+        store.close();
+        store = null;
+        assertEquals(List.of(SYNCED, SYNCED, SYNCED), syncSeen("send"), "every send's commit waits for the disk");
+        List<Integer> folds = syncSeen("fold");
+        assertTrue(folds.size() >= 3, "a fold after each send: " + folds);
+        assertEquals(List.of(UNSYNCED), folds.stream().distinct().toList(), "the folds' commits do not wait for it");
+    }
+
+    /** A fold that fails on its statement (its job undone) or with its transaction (the connection replaced). */
+    @ParameterizedTest
+    @ValueSource(strings = {"ABORT", "ROLLBACK"})
+    void theSendsAfterAFoldThatFailedAreCommittedSynced(String raise) throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, Duration.ZERO);
+        recordSync();
+        injectFault("BEFORE UPDATE OF folded ON audit", raise);
+        fault(true);
+        append();
+        append();
+        fault(false);
+        append();
+        store.close();
+        store = null;
+        assertEquals(List.of(SYNCED, SYNCED, SYNCED), syncSeen("send"), "every send's commit waits for the disk");
+    }
+
+    private static final int SYNCED = 2;
+    private static final int UNSYNCED = 1;
+
+    /**
+     * Records, from inside the writer's transactions, whether its commits wait for the disk
+     * ({@code PRAGMA synchronous}: 2 they do, 1 they do not): with each envelope written and
+     * with each move of the fold's mark.
+     */
+    private void recordSync() throws SQLException {
+        try (Connection c = side(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE sync_seen (what TEXT NOT NULL, level INTEGER NOT NULL)");
+            s.execute("CREATE TRIGGER sync_of_sends AFTER INSERT ON envelopes"
+                    + " BEGIN INSERT INTO sync_seen SELECT 'send', synchronous FROM pragma_synchronous; END");
+            s.execute("CREATE TRIGGER sync_of_folds AFTER UPDATE ON envelopes_folded"
+                    + " BEGIN INSERT INTO sync_seen SELECT 'fold', synchronous FROM pragma_synchronous; END");
+        }
+    }
+
+    /** The levels recorded for {@code what}, in order. */
+    private List<Integer> syncSeen(String what) throws SQLException {
+        List<Integer> levels = new java.util.ArrayList<>();
+        try (Connection c = side(); var select = c.prepareStatement("SELECT level FROM sync_seen WHERE what = ? ORDER BY rowid")) {
+            select.setString(1, what);
+            try (var rs = select.executeQuery()) {
+                while (rs.next()) {
+                    levels.add(rs.getInt(1));
+                }
+            }
+        }
+        return levels;
+    }
+
     private long unfolded() throws SQLException {
         try (Connection c = side(); Statement s = c.createStatement();
              var rs = s.executeQuery("SELECT count(*) FROM audit WHERE folded = 0")) {
@@ -196,11 +262,16 @@ class WriterRecoveryTest {
 
     /** A trigger on {@code event} that rolls the writer's transaction back while the fault is on. */
     private void injectFault(String event) throws SQLException {
+        injectFault(event, "ROLLBACK");
+    }
+
+    /** A trigger on {@code event} that fails with {@code RAISE(raise)} while the fault is on. */
+    private void injectFault(String event, String raise) throws SQLException {
         try (Connection c = side(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE injected_fault (active INTEGER NOT NULL)");
             s.execute("INSERT INTO injected_fault VALUES (0)");
             s.execute("CREATE TRIGGER injected_fault " + event + " WHEN (SELECT active FROM injected_fault)"
-                    + " BEGIN SELECT RAISE(ROLLBACK, 'injected I/O failure'); END");
+                    + " BEGIN SELECT RAISE(" + raise + ", 'injected I/O failure'); END");
         }
     }
 
