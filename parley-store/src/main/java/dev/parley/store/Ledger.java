@@ -525,11 +525,15 @@ final class Ledger {
      * ({@link InboxOrder}), moves the mark past them, and takes every unfolded audit entry into
      * the by-node and by-rule indexes. A page of each node's index and of each inbox's order is
      * written once per fold, not once per commit that touched the node.
+     *
+     * <p>The entries are copied in their envelopes' order, which is their ids' (the writer draws
+     * both in step), so each goes in at the audit table's end; asking for id order made SQLite
+     * sort the rows first, a fifth of the copy's time.
      */
     static Void fold(Writer.Tx tx) throws SQLException {
         var s = tx.statements();
         s.get("INSERT INTO audit (" + AUDIT_COLUMNS + ", folded) SELECT " + AUDIT_COLUMNS + ", 1 FROM ("
-                + UNCOPIED_AUDIT + ") ORDER BY id").executeUpdate();
+                + UNCOPIED_AUDIT + ")").executeUpdate();
         s.get(InboxOrder.FOLD).executeUpdate();
         s.get(InboxOrder.MOVE_MARK).executeUpdate();
         s.get("UPDATE audit SET folded = 1 WHERE folded = 0").executeUpdate();
