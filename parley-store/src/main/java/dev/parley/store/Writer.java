@@ -78,7 +78,7 @@ final class Writer implements AutoCloseable {
      * <p>Its commit does not wait for the disk ({@link Connections#UNSYNCED_COMMITS}): the upkeep
      * derives what it writes from commits already synced, so a power loss before the next synced
      * commit loses only its last run, which the next one does again, and that commit's sync takes
-     * it to disk too. The sync of a fold's hundreds of pages was about a quarter of its pause
+     * it to disk too. The sync of a fold's hundreds of pages was about a sixth of its pause
      * (BENCHMARKS.md, "Issue 15, stop 46"). Every other commit waits for its sync as before.
      */
     record Upkeep(String what, Duration every, Job<?> job) {
