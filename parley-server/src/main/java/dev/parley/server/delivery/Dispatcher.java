@@ -97,7 +97,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     private final Map<String, Finished> justFinished = new ConcurrentHashMap<>();
     /**
      * {@link #justFinished}'s entries in the order they were put, which the scanner prunes from
-     * the oldest: a pass over the whole map (two seconds of pushes) every scan was 3 % of a busy
+     * the oldest: a pass over the whole map (two seconds of pushes) every scan was 1.5-3 % of a busy
      * webhook hub's CPU samples (BENCHMARKS.md, "Issue 15, stop 46").
      */
     private final Queue<Finished> finishedInOrder = new ConcurrentLinkedQueue<>();
