@@ -356,8 +356,7 @@ final class Writer implements AutoCloseable {
             }
         } catch (SQLException e) {
             if (isUpkeep) {
-                observer.upkept(System.nanoTime() - start);
-                upkeepWent(e);
+                upkeepRan(System.nanoTime() - start, e);
             } else {
                 health(isFull(e) ? StoreHealth.FULL : StoreHealth.FAILING, e);
             }
@@ -366,8 +365,7 @@ final class Writer implements AutoCloseable {
         }
         long ended = System.nanoTime();
         if (isUpkeep) {
-            observer.upkept(ended - start);
-            upkeepWent(failures[0]);
+            upkeepRan(ended - start, failures[0]);
         } else {
             observer.committed(batch.size(), ended - start);
             health(full ? StoreHealth.FULL : StoreHealth.OK, null); // before the answers: who sees one sees the health
@@ -454,11 +452,13 @@ final class Writer implements AutoCloseable {
     }
 
     /**
-     * Records how the upkeep's run went ({@code failure} null when it committed). Logs the first
-     * failure of a run at WARNING and the run's end: one that fails every interval (a nearly full
-     * disk, a damaged index) is seen once, not ten times a second, and not only at FINE.
+     * Records how the upkeep's run of {@code nanos} went ({@code failure} null when it committed):
+     * for the observer, and in the log, which has the first failure of a run at WARNING and the
+     * run's end: one that fails every interval (a nearly full disk, a damaged index) is seen once,
+     * not ten times a second, and not only at FINE.
      */
-    private void upkeepWent(Throwable failure) {
+    private void upkeepRan(long nanos, Throwable failure) {
+        observer.upkept(nanos);
         if (failure == null) {
             if (upkeepFailing) {
                 upkeepFailing = false;
