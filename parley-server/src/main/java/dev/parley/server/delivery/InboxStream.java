@@ -60,7 +60,7 @@ public final class InboxStream {
         metrics.openStreams.incrementAndGet();
         long position = cursor.orElse(-1);
         InboxFeeds.Taken taken = feed.startTaking(reader);
-        StorePage<List<Envelope>> ahead = StorePage.none();
+        BacklogPages backlog = new BacklogPages(BATCH, after -> inboxes.after(inbox, after, BATCH));
         try (OutputStream out = response.outputStream()) {
             watch.write(out, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
@@ -70,17 +70,13 @@ public final class InboxStream {
                     send(again, inbox, out, watch, false);
                 }
                 List<Envelope> batch = feed.after(position, BATCH);
-                boolean stored = batch == null;
-                if (stored) {
-                    batch = ahead.after() == position ? ahead.join() : inboxes.after(inbox, position, BATCH);
+                if (batch == null) { // a backlog: what follows is read while this page is written
+                    batch = backlog.after(position);
+                    backlog.readAhead(position, batch);
+                } else {
+                    backlog.drop();
                 }
-                ahead.abandon();
-                ahead = StorePage.none();
                 if (!batch.isEmpty()) {
-                    if (stored && batch.size() == BATCH) { // a backlog: the next page is read while this one is written
-                        long next = batch.getLast().seq();
-                        ahead = StorePage.following(next, () -> inboxes.after(inbox, next, BATCH));
-                    }
                     position = send(batch, inbox, out, watch, true);
                 } else {
                     // Caught up: only the feed can bring news now, so a heartbeat goes back to waiting
@@ -99,7 +95,7 @@ public final class InboxStream {
                 LOG.log(Level.FINE, "stream of " + node + " ended: " + e);
             }
         } finally {
-            ahead.abandon();
+            backlog.drop();
             Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
             watchdog.unwatch(watch);
             feed.stopTaking(taken);

@@ -15,18 +15,16 @@ import java.util.function.Supplier;
  *
  * <p>The page is what a read after the same seq would find later, or a prefix of it: seqs
  * become visible in order, and whatever it lacks comes in the next page or live. A
- * catching-up stream holds two pages, each bounded by {@link dev.parley.core.EventStore#PAGE_CHARS}.
+ * catching-up stream holds the page it writes and at most {@link BacklogPages#DEPTH} more, each
+ * bounded by {@link dev.parley.core.EventStore#PAGE_CHARS}.
  */
 final class StorePage<T> {
-    private static final StorePage<?> NONE = new StorePage<>(Long.MIN_VALUE, null, null);
-
     /** A replay's page and the inbox's head seq read just before it. */
     record Replayed(long head, List<Envelope> envelopes) {
     }
 
     private final long after;
     private final FutureTask<T> read;
-    /** The thread reading ahead; null for {@link #none()}. */
     private final Thread reader;
 
     private StorePage(long after, FutureTask<T> read, Thread reader) {
@@ -35,19 +33,13 @@ final class StorePage<T> {
         this.reader = reader;
     }
 
-    /** No page to come. */
-    @SuppressWarnings("unchecked")
-    static <T> StorePage<T> none() {
-        return (StorePage<T>) NONE;
-    }
-
     /** The page after seq {@code after}, which {@code read} reads meanwhile. */
     static <T> StorePage<T> following(long after, Supplier<T> read) {
         FutureTask<T> task = new FutureTask<>(read::get);
         return new StorePage<>(after, task, Thread.ofVirtual().name("parley-stream-read").start(task));
     }
 
-    /** The seq the page follows; {@link Long#MIN_VALUE} for {@link #none()}. */
+    /** The seq the page follows. */
     long after() {
         return after;
     }
@@ -72,9 +64,6 @@ final class StorePage<T> {
      * stream's reads end with the stream (a hub that stops closes the store after its streams).
      */
     void abandon() {
-        if (reader == null) {
-            return;
-        }
         read.cancel(false);
         boolean interrupted = false;
         while (true) {
