@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -60,7 +61,8 @@ public final class InboxStream {
         metrics.openStreams.incrementAndGet();
         long position = cursor.orElse(-1);
         InboxFeeds.Taken taken = feed.startTaking(reader);
-        BacklogPages backlog = new BacklogPages(BATCH, after -> inboxes.after(inbox, after, BATCH));
+        BacklogPages<List<Envelope>> backlog =
+                new BacklogPages<>(BATCH, after -> inboxes.after(inbox, after, BATCH), Function.identity());
         try (OutputStream out = response.outputStream()) {
             watch.write(out, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
@@ -112,25 +114,23 @@ public final class InboxStream {
      */
     private long replay(Inboxes.Inbox inbox, Replay replay, OutputStream out, StreamWatchdog.Watch watch)
             throws IOException {
-        StorePage.Replayed page = replayPage(inbox, replay, 0);
+        BacklogPages<StorePage.Replayed> backlog =
+                new BacklogPages<>(BATCH, after -> replayPage(inbox, replay, after), StorePage.Replayed::envelopes);
         long last = 0;
         try {
+            StorePage.Replayed page = backlog.after(last);
             while (!page.envelopes().isEmpty()) {
-                long after = page.envelopes().getLast().seq();
-                StorePage<StorePage.Replayed> ahead =
-                        StorePage.following(after, () -> replayPage(inbox, replay, after));
-                try {
-                    last = send(page.envelopes(), inbox, out, watch, true);
-                    page = ahead.join();
-                } finally {
-                    ahead.abandon();
-                }
+                backlog.readAhead(last, page);
+                last = send(page.envelopes(), inbox, out, watch, true);
+                page = backlog.after(last);
             }
+            return Math.max(last, page.head());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("stream interrupted during its replay");
+        } finally {
+            backlog.drop();
         }
-        return Math.max(last, page.head());
     }
 
     /** The inbox's head, then the page of what {@code replay} selects after {@code after}. */

@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.LongFunction;
 import java.util.function.LongPredicate;
 import java.util.stream.LongStream;
@@ -66,7 +67,7 @@ class BacklogPagesTest {
     }
 
     /** Takes the backlog as a stream does, page after page from seq 0 until one is empty; the seqs of each page. */
-    private static List<List<Long>> drain(BacklogPages pages) throws InterruptedException {
+    private static List<List<Long>> drain(BacklogPages<List<Envelope>> pages) throws InterruptedException {
         List<List<Long>> taken = new ArrayList<>();
         long position = 0;
         try {
@@ -84,6 +85,10 @@ class BacklogPagesTest {
         }
     }
 
+    private static BacklogPages<List<Envelope>> pages(LongFunction<List<Envelope>> read) {
+        return new BacklogPages<>(LIMIT, read, Function.identity());
+    }
+
     private static List<Long> flat(List<List<Long>> pages) {
         return pages.stream().flatMap(List::stream).toList();
     }
@@ -91,7 +96,7 @@ class BacklogPagesTest {
     @Test
     void aBacklogWithoutGapsIsTakenWholeAndInOrderReadingNoPageTwice() throws Exception {
         Inbox inbox = new Inbox(seqs(1, 40), seq -> false);
-        List<List<Long>> taken = drain(new BacklogPages(LIMIT, inbox));
+        List<List<Long>> taken = drain(pages(inbox));
 
         assertEquals(10, taken.size(), "ten full pages: " + taken);
         assertEquals(seqs(1, 40), flat(taken));
@@ -106,7 +111,7 @@ class BacklogPagesTest {
     void missingSeqsMakeAGuessWrongWhichCostsAReadAndNoEnvelope() throws Exception {
         List<Long> stored = seqs(1, 40, 6, 7, 21, 22, 23, 24, 25);
         Inbox inbox = new Inbox(stored, seq -> false);
-        List<List<Long>> taken = drain(new BacklogPages(LIMIT, inbox));
+        List<List<Long>> taken = drain(pages(inbox));
 
         assertEquals(stored, flat(taken), "every stored envelope once, in order");
         assertEquals(List.of(5L, 8L, 9L, 10L), taken.get(1), "the page after a gap spans it");
@@ -116,7 +121,7 @@ class BacklogPagesTest {
     @Test
     void aPageCutShortByItsCharactersIsFollowedByAReadAfterItsLastSeq() throws Exception {
         Inbox inbox = new Inbox(seqs(1, 20), seq -> seq == 6 || seq == 13);
-        List<List<Long>> taken = drain(new BacklogPages(LIMIT, inbox));
+        List<List<Long>> taken = drain(pages(inbox));
 
         assertEquals(seqs(1, 20), flat(taken));
         assertEquals(List.of(5L, 6L), taken.get(1), "the store ended this page early");
@@ -141,7 +146,7 @@ class BacklogPagesTest {
             }
             return stored.apply(after);
         };
-        BacklogPages pages = new BacklogPages(LIMIT, read);
+        BacklogPages<List<Envelope>> pages = pages(read);
         try {
             List<Envelope> first = pages.after(0);
             pages.readAhead(0, first);
@@ -170,7 +175,7 @@ class BacklogPagesTest {
             }
             return stored.apply(after);
         };
-        BacklogPages pages = new BacklogPages(LIMIT, read);
+        BacklogPages<List<Envelope>> pages = pages(read);
         pages.readAhead(0, pages.after(0));
         await().atMost(Duration.ofMinutes(1)).until(() -> started.get() == 2); // the pages after 4 and 8
 
