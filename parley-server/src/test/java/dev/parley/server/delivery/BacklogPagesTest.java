@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.LongFunction;
 import java.util.function.LongPredicate;
+import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
@@ -62,7 +63,7 @@ class BacklogPagesTest {
     }
 
     private static List<Long> seqs(long from, long to, long... missing) {
-        Set<Long> gone = LongStream.of(missing).boxed().collect(java.util.stream.Collectors.toSet());
+        Set<Long> gone = LongStream.of(missing).boxed().collect(Collectors.toSet());
         return LongStream.rangeClosed(from, to).boxed().filter(seq -> !gone.contains(seq)).toList();
     }
 
