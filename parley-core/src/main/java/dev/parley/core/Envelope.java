@@ -41,6 +41,12 @@ public record Envelope(String id, long seq, NodeId from, NodeId to, String kind,
                 meta, createdAt, trace);
     }
 
+    /** A copy without its text and data: what a delivery mark keeps while it waits for the store's writer. */
+    public Envelope withoutPayload() {
+        return new Envelope(id, seq, from, to, kind, Optional.empty(), Optional.empty(), corrId, threadId, topic,
+                messageId, meta, createdAt, trace);
+    }
+
     /** A copy for delivery attempt {@code attempt}. */
     public Envelope withAttempt(int attempt) {
         return new Envelope(id, seq, from, to, kind, text, data, corrId, threadId, topic, messageId, meta, createdAt,

@@ -9,7 +9,10 @@ package dev.parley.core;
 public interface Notifier {
     void committed(Envelope envelope);
 
-    /** {@code envelopes} were marked delivered to their receiver at {@code at} (once per delivery attempt: a re-read is none). */
+    /**
+     * {@code envelopes} were marked delivered to their receiver at {@code at} (once per delivery
+     * attempt: a re-read is none). Their text and data may be left out: the receiver has them.
+     */
     default void delivered(java.util.List<Envelope> envelopes, java.time.Instant at) {
     }
 }

@@ -27,8 +27,17 @@ final class DeliveryMarks {
         writer.onRecovery(this::flush);
     }
 
+    /**
+     * Queues a mark of {@code envelopes}, kept without their text and data: a catch-up's first
+     * marks (an update of each row) can fall behind its stream, and whole envelopes waiting here
+     * held 57,000 texts a second and a half into a replay of a never-delivered backlog.
+     */
     void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
-        pending.add(new Ledger.Mark(envelopes, at, redeliverAfter));
+        List<Envelope> marked = new ArrayList<>(envelopes.size());
+        for (Envelope envelope : envelopes) {
+            marked.add(envelope.withoutPayload());
+        }
+        pending.add(new Ledger.Mark(marked, at, redeliverAfter));
         flush();
     }
 
