@@ -51,6 +51,11 @@ final class Ledger {
             + " FROM (SELECT value ->> 0 AS id, value ->> 1 AS at FROM json_each(?)) AS m"
             + " WHERE envelopes.id = m.id AND envelopes.delivered_at IS NULL RETURNING envelopes.id";
 
+    /** {@link #MARK_DELIVERED} for the seqs of one inbox from the third parameter to the fourth. */
+    private static final String MARK_SEQS_DELIVERED = "UPDATE envelopes SET delivered_at = ?1, state = CASE WHEN state IN ("
+            + DELIVERABLE_STATES + ") THEN 'delivered' ELSE state END"
+            + " WHERE to_node = ?2 AND seq BETWEEN ?3 AND ?4 AND delivered_at IS NULL RETURNING id";
+
     /** States after which nothing more is owed to an envelope: its scheduled work is dropped. */
     private static final Set<DeliveryState> SETTLED = EnumSet.of(DeliveryState.PROCESSED, DeliveryState.REPLIED,
             DeliveryState.FAILED, DeliveryState.DEAD_LETTERED);
@@ -59,8 +64,12 @@ final class Ledger {
     static final String SETTLED_STATES = SETTLED.stream().map(s -> "'" + s.wire() + "'")
             .collect(Collectors.joining(", "));
 
-    /** The length from which {@link #markedAlready} probes before a list of one inbox is marked. */
-    private static final int PROBE_FIRST_FROM = 32;
+    /**
+     * The length from which a mark is taken for a stream's page: marked by its seqs when they are
+     * {@link #consecutive}, else probed by {@link #markedAlready} first. Live frames, mostly
+     * undelivered and a few at a time, go straight into the one statement of every mark.
+     */
+    private static final int PAGE_FROM = 32;
 
     private Ledger() {
     }
@@ -85,15 +94,21 @@ final class Ledger {
 
     /**
      * {@link #markDelivered(Statements, List, Instant, Optional)} for many marks (every stream's
-     * since the last job) in one statement, however many: each envelope at the instant of the
-     * first mark that lists it. Returns, for each mark, the envelopes it marked.
+     * since the last job): a stream's page of consecutive seqs by those seqs, the rest in one
+     * statement, however many. Each envelope is marked at the instant of the first mark that
+     * lists it, the pages before the rest. Returns, for each mark, the envelopes it marked.
      */
     static List<List<Envelope>> markDelivered(Statements statements, List<Mark> marks) throws SQLException {
         List<List<Envelope>> marked = new ArrayList<>(marks.size());
         Map<String, Mark> first = new HashMap<>();
         StringBuilder pairs = new StringBuilder("[");
         for (Mark mark : marks) {
-            marked.add(new ArrayList<>());
+            List<Envelope> ofMark = new ArrayList<>();
+            marked.add(ofMark);
+            if (consecutive(mark.envelopes())) {
+                markSeqs(statements, mark, ofMark);
+                continue;
+            }
             if (mark.envelopes().isEmpty() || markedAlready(statements, mark.envelopes())) {
                 continue;
             }
@@ -103,38 +118,20 @@ final class Ledger {
                 }
             }
         }
-        if (first.isEmpty()) {
-            return marked;
-        }
-        var update = statements.get(MARK_DELIVERED);
-        update.setString(1, pairs.append(']').toString());
-        Set<String> changed = new HashSet<>();
-        try (var rs = update.executeQuery()) {
-            while (rs.next()) {
-                changed.add(rs.getString(1));
-            }
-        }
-        if (changed.isEmpty()) {
-            return marked;
-        }
-        StringBuilder owed = new StringBuilder("[");
-        for (int i = 0; i < marks.size(); i++) {
-            Mark mark = marks.get(i);
-            for (Envelope envelope : mark.envelopes()) {
-                if (first.get(envelope.id()) == mark && changed.remove(envelope.id())) { // once, for the first mark
-                    marked.get(i).add(envelope);
-                    pair(owed, envelope.id(), mark.at().toEpochMilli());
+        if (!first.isEmpty()) {
+            var update = statements.get(MARK_DELIVERED);
+            update.setString(1, pairs.append(']').toString());
+            Set<String> changed = firstColumn(update);
+            for (int i = 0; i < marks.size() && !changed.isEmpty(); i++) {
+                Mark mark = marks.get(i);
+                for (Envelope envelope : mark.envelopes()) {
+                    if (first.get(envelope.id()) == mark && changed.remove(envelope.id())) { // once, for the first mark
+                        marked.get(i).add(envelope);
+                    }
                 }
             }
         }
-        // What oweStep owes for each, in one statement: a step for the gateways that own the senders.
-        var owe = statements.get("INSERT INTO relay (gateway, kind, envelope_id, state, at, detail)"
-                + " SELECT n.gateway, 'ack', e.id, ?1, j.value ->> 1, 'delivered' FROM json_each(?2) j"
-                + " JOIN envelopes e ON e.id = j.value ->> 0 JOIN nodes n ON n.id = e.from_node"
-                + " WHERE n.gateway IS NOT NULL ORDER BY j.key");
-        owe.setString(1, DeliveryState.DELIVERED.wire());
-        owe.setString(2, owed.append(']').toString());
-        owe.executeUpdate();
+        oweAcks(statements, marks, marked);
         for (int i = 0; i < marks.size(); i++) {
             Optional<Duration> redeliverAfter = marks.get(i).redeliverAfter();
             if (redeliverAfter.isPresent()) {
@@ -145,6 +142,90 @@ final class Ledger {
             }
         }
         return marked;
+    }
+
+    /**
+     * Whether a mark is a stream's page: at least {@link #PAGE_FROM} envelopes of one inbox, each
+     * seq one past the one before. Then they are every envelope of the inbox between the first
+     * and the last seq, and the update can find them by seq on {@code envelopes_undelivered},
+     * in order, instead of by id across the table: with the acks owed below, the writer's time
+     * for a catch-up's first marks halved (BENCHMARKS.md, "Issue 15, stop 48").
+     */
+    private static boolean consecutive(List<Envelope> envelopes) {
+        if (envelopes.size() < PAGE_FROM) {
+            return false;
+        }
+        NodeId inbox = envelopes.getFirst().to();
+        long seq = envelopes.getFirst().seq();
+        for (Envelope envelope : envelopes) {
+            if (!envelope.to().equals(inbox) || envelope.seq() != seq++) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Marks a {@link #consecutive} page delivered by its seqs, adding to {@code marked} those it changed. */
+    private static void markSeqs(Statements statements, Mark mark, List<Envelope> marked) throws SQLException {
+        var update = statements.get(MARK_SEQS_DELIVERED);
+        update.setLong(1, mark.at().toEpochMilli());
+        update.setString(2, mark.envelopes().getFirst().to().value());
+        update.setLong(3, mark.envelopes().getFirst().seq());
+        update.setLong(4, mark.envelopes().getLast().seq());
+        Set<String> changed = firstColumn(update);
+        for (Envelope envelope : mark.envelopes()) {
+            if (changed.contains(envelope.id())) {
+                marked.add(envelope);
+            }
+        }
+    }
+
+    /**
+     * The relay steps owed for envelopes just marked delivered: an ack for the gateway that
+     * owns each sender, where another gateway does. One lookup of the job's senders decides;
+     * most jobs owe nothing and run no insert (a join of every marked envelope to its row and
+     * its sender was a fifth of a catch-up's first mark).
+     */
+    private static void oweAcks(Statements statements, List<Mark> marks, List<List<Envelope>> marked)
+            throws SQLException {
+        Set<NodeId> senders = new HashSet<>();
+        marked.forEach(envelopes -> envelopes.forEach(envelope -> senders.add(envelope.from())));
+        if (senders.isEmpty()) {
+            return;
+        }
+        var elsewhere = statements.get("SELECT id FROM nodes WHERE gateway IS NOT NULL"
+                + " AND id IN (SELECT value FROM json_each(?))");
+        elsewhere.setString(1, Rows.jsonArray(senders, NodeId::value));
+        Set<String> remote = firstColumn(elsewhere);
+        if (remote.isEmpty()) {
+            return;
+        }
+        StringBuilder owed = new StringBuilder("[");
+        for (int i = 0; i < marks.size(); i++) {
+            for (Envelope envelope : marked.get(i)) {
+                if (remote.contains(envelope.from().value())) {
+                    pair(owed, envelope.id(), marks.get(i).at().toEpochMilli());
+                }
+            }
+        }
+        var owe = statements.get("INSERT INTO relay (gateway, kind, envelope_id, state, at, detail)"
+                + " SELECT n.gateway, 'ack', e.id, ?1, j.value ->> 1, 'delivered' FROM json_each(?2) j"
+                + " JOIN envelopes e ON e.id = j.value ->> 0 JOIN nodes n ON n.id = e.from_node"
+                + " WHERE n.gateway IS NOT NULL ORDER BY j.key");
+        owe.setString(1, DeliveryState.DELIVERED.wire());
+        owe.setString(2, owed.append(']').toString());
+        owe.executeUpdate();
+    }
+
+    /** The text of the first column of each row {@code query} returns. */
+    private static Set<String> firstColumn(PreparedStatement query) throws SQLException {
+        Set<String> values = new HashSet<>();
+        try (var rs = query.executeQuery()) {
+            while (rs.next()) {
+                values.add(rs.getString(1));
+            }
+        }
+        return values;
     }
 
     /** Appends {@code ["text",number]} to a JSON array being written, for {@code json_each} to take apart. */
@@ -162,7 +243,7 @@ final class Ledger {
      * frames, mostly undelivered) go straight to the update.
      */
     private static boolean markedAlready(Statements statements, List<Envelope> delivered) throws SQLException {
-        if (delivered.size() < PROBE_FIRST_FROM) {
+        if (delivered.size() < PAGE_FROM) {
             return false;
         }
         NodeId inbox = delivered.getFirst().to();

@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -174,6 +175,37 @@ class SqliteFederationTest {
         assertEquals(Map.of("a", 12L), federation.cursors());
         federation.take("a", List.of(new Inbound.Skip(10, audit())));
         assertEquals(Map.of("a", 12L), federation.cursors(), "a cursor never moves back");
+    }
+
+    /**
+     * A stream's page marked delivered owes the delivered step of each envelope whose sender
+     * another gateway owns, at the page's instant, and nothing for a local sender's.
+     */
+    @Test
+    void aPageMarkedDeliveredOwesTheStepOfEachEnvelopeFromAnotherGatewaysNode() {
+        open().createNode(node(WORKER), "hash-worker", audit());
+        store.createNode(node(REMOTE), "hash-remote", audit());
+        SqliteFederation federation = store.federation();
+        federation.mirrorNode(node(LEAD), "a");
+        List<Inbound> inbound = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            inbound.add(mail(i + 1, draft(LEAD, WORKER)));
+        }
+        federation.take("a", inbound);
+        Envelope local = store.append(draft(REMOTE, WORKER), audit(), Optional.empty(), Optional.empty()).envelope();
+        List<Envelope> page = store.inboxAfter(WORKER, 0, 100);
+        assertEquals(41, page.size());
+        assertEquals(local.id(), page.getLast().id());
+        long acceptedSteps = federation.owed(0, 200).size();
+
+        store.markDeliveredNow(page, NOW.plusSeconds(3), Optional.empty());
+        List<RemoteStep> delivered = federation.owed(0, 200).stream()
+                .map(o -> assertInstanceOf(Outgoing.Ack.class, o).step())
+                .filter(step -> step.state() == DeliveryState.DELIVERED).toList();
+        assertEquals(page.subList(0, 40).stream()
+                        .map(e -> new RemoteStep(e.id(), DeliveryState.DELIVERED, NOW.plusSeconds(3), "delivered")).toList(),
+                delivered, "one delivered step for each envelope of lead's, in the page's order");
+        assertEquals(acceptedSteps + 40, federation.owed(0, 200).size(), "nothing owed for the local sender's");
     }
 
     @Test

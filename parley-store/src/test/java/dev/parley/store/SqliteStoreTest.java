@@ -411,9 +411,9 @@ class SqliteStoreTest {
     }
 
     /**
-     * A long page of one inbox (a stream's page from the store) is probed before it is
-     * marked: delivered already, it marks nothing; with one undelivered envelope in it, that
-     * one alone is marked, as the update alone would.
+     * A long page of one inbox (a stream's page from the store), marked by its seqs:
+     * delivered already, it marks nothing; with one undelivered envelope in it, that one
+     * alone is marked, and only it gets an ack check.
      */
     @Test
     void aLongPageMarksOnlyWhatWasNotDeliveredYet() throws Exception {
@@ -499,6 +499,43 @@ class SqliteStoreTest {
         assertEquals(e2.id(), due.getFirst().envelope().id());
         assertEquals(NOW.plusSeconds(5).plus(Duration.ofMinutes(1)), due.getFirst().dueAt());
         assertEquals(0, store.backlog());
+    }
+
+    /**
+     * A stream's page (consecutive seqs of one inbox) is marked by its seqs, a long list with a
+     * hole by its ids: the envelope in the hole, which the list does not name, stays undelivered
+     * although its seq lies between the list's first and last.
+     */
+    @Test
+    void aPageIsMarkedByItsSeqsAndAListWithAHoleOnlyByWhatItNames() throws Exception {
+        open();
+        List<Envelope> inbox = new ArrayList<>();
+        for (int i = 0; i < 80; i++) {
+            inbox.add(store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty())
+                    .envelope());
+        }
+        store.close();
+        List<Envelope> page = inbox.subList(0, 40);
+        Envelope hole = inbox.get(60);
+        List<Envelope> holed = new ArrayList<>(inbox.subList(40, 80));
+        holed.remove(hole);
+        try (var db = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME))) {
+            db.setAutoCommit(false);
+            Statements statements = new Statements(db);
+            assertEquals(List.of(page, holed), Ledger.markDelivered(statements, List.of(
+                    new Ledger.Mark(page, NOW, Optional.empty()),
+                    new Ledger.Mark(holed, NOW.plusSeconds(5), Optional.empty()))), "each mark in its list's order");
+            assertEquals(List.of(List.of(), List.of()), Ledger.markDelivered(statements, List.of(
+                    new Ledger.Mark(page, NOW.plusSeconds(9), Optional.empty()),
+                    new Ledger.Mark(holed, NOW.plusSeconds(9), Optional.empty()))), "marked already: nothing");
+            db.commit();
+            statements.close();
+        }
+        open();
+        for (Envelope envelope : inbox) {
+            assertEquals(envelope == hole ? DeliveryState.ACCEPTED : DeliveryState.DELIVERED,
+                    store.message(envelope.id()).orElseThrow().state(), () -> "seq " + envelope.seq());
+        }
     }
 
     @Test
