@@ -15,9 +15,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -38,10 +35,6 @@ public final class Json {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
     private static final JsonFactory FACTORY = MAPPER.getFactory();
-    /** A byte array read eight bytes at a time, and the lanes' constants for {@link #plain}. */
-    private static final VarHandle LANES = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long EACH = 0x0101010101010101L;
-    private static final long TOPS = 0x8080808080808080L;
     private static final SerializableString ID = new SerializedString("id");
     private static final SerializableString SEQ = new SerializedString("seq");
     private static final SerializableString FROM = new SerializedString("from");
@@ -238,16 +231,16 @@ public final class Json {
 
     /**
      * No byte JSON escapes (a control character, a quote, a backslash), none past ASCII and no
-     * {@code ?}. Eight bytes at a time: a byte is flagged by the top bit of its lane in
-     * {@link #below} or {@link #zero} (a borrow only crosses into the next lane from a flagged
-     * one), or by its own.
+     * {@code ?}. Eight bytes at a time ({@link ByteLanes}): any flagged lane, or a byte's own top
+     * bit, says no.
      */
     private static boolean plain(byte[] utf8) {
         int i = 0;
         for (; i + Long.BYTES <= utf8.length; i += Long.BYTES) {
-            long x = (long) LANES.get(utf8, i);
-            long flagged = x | below(x, ' ') | zero(x ^ EACH * '"') | zero(x ^ EACH * '\\') | zero(x ^ EACH * '?');
-            if ((flagged & TOPS) != 0) {
+            long x = ByteLanes.at(utf8, i);
+            long flagged = (x & ByteLanes.TOPS) | ByteLanes.below(x, ' ') | ByteLanes.zero(x ^ ByteLanes.each('"'))
+                    | ByteLanes.zero(x ^ ByteLanes.each('\\')) | ByteLanes.zero(x ^ ByteLanes.each('?'));
+            if (flagged != 0) {
                 return false;
             }
         }
@@ -257,15 +250,5 @@ public final class Json {
             }
         }
         return true;
-    }
-
-    /** Top bit set in each lane of {@code x} (ASCII) below {@code n}. */
-    private static long below(long x, int n) {
-        return (x - EACH * n) & ~x;
-    }
-
-    /** Top bit set in each zero lane of {@code x}. */
-    private static long zero(long x) {
-        return (x - EACH) & ~x;
     }
 }
