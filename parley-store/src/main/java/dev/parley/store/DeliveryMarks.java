@@ -1,6 +1,7 @@
 package dev.parley.store;
 
 import dev.parley.core.Envelope;
+import dev.parley.core.ParleyException;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -11,13 +12,22 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Delivery marks from every stream, gathered so that one writer job records all marks
- * made since the last one. Without it each stream's batch was a job of its own, and
- * those jobs made up a large share of every commit; the job marks them all with one statement
- * ({@link Ledger#markDelivered(Statements, List)}). Marks whose commit failed go back in
- * line and are written with the next job, at the latest when the writer recovers.
+ * Delivery marks from every stream, gathered so that one writer job records the marks made
+ * since the last one, up to {@link #ENVELOPES_PER_JOB}. Without it each stream's batch was a
+ * job of its own, and those jobs made up a large share of every commit; the job marks them
+ * with one statement ({@link Ledger#markDelivered(Statements, List)}). Marks whose commit
+ * failed go back in line and are written with the next job, at the latest when the writer
+ * recovers.
  */
 final class DeliveryMarks {
+    /**
+     * The most envelopes one job marks (whole marks: a stream's page is 256). A catch-up's marks
+     * pile up while the writer is behind, and one job for all of them was a group commit of
+     * seconds that every send waited for, and every read too while a WAL restart waited for it
+     * (BENCHMARKS.md, "Issue 15, stop 48").
+     */
+    static final int ENVELOPES_PER_JOB = 1024;
+
     private final Writer writer;
     private final ConcurrentLinkedQueue<Ledger.Mark> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean queued = new AtomicBoolean();
@@ -41,7 +51,7 @@ final class DeliveryMarks {
         flush();
     }
 
-    /** Queues one job for every pending mark, unless one is queued already. */
+    /** Queues a job for the pending marks, unless one is queued already. */
     private void flush() {
         if (pending.isEmpty() || !queued.compareAndSet(false, true)) {
             return;
@@ -49,10 +59,16 @@ final class DeliveryMarks {
         List<Ledger.Mark> taken = new ArrayList<>();
         writer.enqueue(tx -> {
             queued.set(false); // before draining: a mark added from here on queues the next job
-            for (Ledger.Mark mark = pending.poll(); mark != null; mark = pending.poll()) {
+            int envelopes = 0;
+            Ledger.Mark mark;
+            while (envelopes < ENVELOPES_PER_JOB && (mark = pending.poll()) != null) {
                 taken.add(mark);
+                envelopes += mark.envelopes().size();
             }
-            List<List<Envelope>> marked = Ledger.markDelivered(tx.statements(), taken); // all in one statement
+            if (!pending.isEmpty()) {
+                Thread.ofVirtual().name("parley-marks").start(this::flushRest);
+            }
+            List<List<Envelope>> marked = Ledger.markDelivered(tx.statements(), taken);
             for (int i = 0; i < taken.size(); i++) {
                 tx.delivered(marked.get(i), taken.get(i).at());
             }
@@ -63,5 +79,18 @@ final class DeliveryMarks {
                 queued.set(false); // the job may not have run at all when an earlier job lost the transaction
             }
         });
+    }
+
+    /**
+     * Queues the job for the marks one job left, from off the writer's thread: the writer's queue
+     * may be full. Once the hub is shutting down it takes no more; those envelopes stay undelivered
+     * in the store and are delivered again, as any mark not committed before a stop.
+     */
+    private void flushRest() {
+        try {
+            flush();
+        } catch (ParleyException shuttingDown) {
+            queued.set(false);
+        }
     }
 }
