@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Delivery marks from every stream, gathered so that one writer job records the marks made
  * since the last one, up to {@link #ENVELOPES_PER_JOB}. Without it each stream's batch was a
  * job of its own, and those jobs made up a large share of every commit; the job marks them
- * with one statement ({@link Ledger#markDelivered(Statements, List)}). Marks whose commit
+ * together ({@link Ledger#markDelivered(Statements, List)}: one statement, and one for each
+ * page of consecutive seqs). Marks whose commit
  * failed go back in line and are written with the next job, at the latest when the writer
  * recovers.
  */
