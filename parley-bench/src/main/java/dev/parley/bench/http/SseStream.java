@@ -176,8 +176,8 @@ public final class SseStream implements Closeable, Runnable {
 
     /**
      * The index of the first LF or CR from {@code i}, or {@code end}: eight bytes at a time, as
-     * a replay's lines are a kilobyte long and a byte at a time was a sixth of the CPU of
-     * {@code bench replay} with the hub in the same process.
+     * a replay's lines are a kilobyte long and this reader shares the cores with the hub it
+     * measures (a byte at a time, the warm rounds of {@code bench replay} were 5–8 % slower).
      */
     static int lineEnd(byte[] b, int i, int end) {
         for (; i + Long.BYTES <= end; i += Long.BYTES) {

@@ -35,7 +35,10 @@ public final class ByteLanes {
         return (x - EACH) & ~x & TOPS;
     }
 
-    /** The top bit of each lane of {@code x} below {@code n} (an ASCII value), or not ASCII. */
+    /**
+     * The top bit of each lane of {@code x} below {@code n} (an ASCII value). A lane past ASCII
+     * is not flagged here: its own top bit ({@code x & TOPS}) says so.
+     */
     public static long below(long x, int n) {
         return (x - EACH * n) & ~x & TOPS;
     }
