@@ -55,13 +55,18 @@ public interface EventStore extends AutoCloseable {
      * Records that these envelopes were written to a stream. For those delivered now for the
      * first time (or again after a redelivery), an ack check is scheduled when
      * {@code redeliverAfter} is set. May return before the marks are committed: marks of many
-     * streams are gathered into one write.
+     * streams are gathered into one write. {@code delivered} are one inbox's envelopes; an inbox
+     * has a bounded number of marks waiting for their commit, and past it this waits until the
+     * writer commits some (a catch-up faster than the writer, a full disk).
      */
     void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter);
 
     /**
      * {@link #markDelivered}, returning only once the marks are committed: for a poller, whose
-     * next read (an envelope's state) must already say {@code delivered}.
+     * next read (an envelope's state) must already say {@code delivered}. When they cannot be
+     * committed (a full disk, an I/O error) they wait as a stream's do, to be committed once
+     * writes work again, while the inbox has room for them; without room this throws the
+     * commit's failure ({@link ErrorCode#STORAGE_FULL}, {@link ErrorCode#INTERNAL}).
      */
     void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter);
 

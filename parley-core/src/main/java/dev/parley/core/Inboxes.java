@@ -1,10 +1,7 @@
 package dev.parley.core;
 
-import java.time.Duration;
-import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Reading inboxes, whatever the surface (SSE, polls, MCP): whose inbox a caller may read and
@@ -77,22 +74,13 @@ public final class Inboxes {
     /**
      * One page for a client that polls. The owner's page is marked delivered before it is
      * returned, so the states it reads next are already true. On a full disk the page is
-     * still answered (reads go on) and its marks are handed to the batched path a stream's
-     * marks take, which keeps them until writes work again: they are recorded late, not lost.
+     * still answered (reads go on) while the store can keep its marks until writes work
+     * again ({@link EventStore#markDeliveredNow}): they are recorded late, not lost.
      */
     public Page page(Inbox inbox, long after, int limit) {
         List<Envelope> items = store.inboxAfter(inbox.node, after, limit);
         if (inbox.reader.takesDelivery()) {
-            Instant now = clock.instant();
-            Optional<Duration> redeliverAfter = policies.of(inbox.node).redeliverAfter();
-            try {
-                store.markDeliveredNow(items, now, redeliverAfter);
-            } catch (ParleyException e) {
-                if (e.code() != ErrorCode.STORAGE_FULL) {
-                    throw e;
-                }
-                store.markDelivered(items, now, redeliverAfter);
-            }
+            store.markDeliveredNow(items, clock.instant(), policies.of(inbox.node).redeliverAfter());
         }
         return new Page(items, items.isEmpty() ? after : items.getLast().seq());
     }

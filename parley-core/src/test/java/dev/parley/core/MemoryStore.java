@@ -190,13 +190,14 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
         pendingMarks.add(() -> mark(batch, at, redeliverAfter));
     }
 
-    /** While set, delivery marks are refused as on a full disk. */
+    /** While set, the disk is full: a poll's marks cannot be committed at once and wait with the batched ones. */
     volatile boolean full;
 
     @Override
     public synchronized void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
-        if (full) {
-            throw new ParleyException(ErrorCode.STORAGE_FULL, "the hub's disk is full");
+        if (full) { // the store's batched marks keep them while the inbox has room, as this always does
+            markDelivered(delivered, at, redeliverAfter);
+            return;
         }
         mark(delivered, at, redeliverAfter);
     }

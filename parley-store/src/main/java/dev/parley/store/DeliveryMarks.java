@@ -1,15 +1,21 @@
 package dev.parley.store;
 
 import dev.parley.core.Envelope;
+import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Delivery marks from every stream, gathered so that one writer job records the marks made
@@ -19,6 +25,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * page of consecutive seqs). Marks whose commit
  * failed go back in line and are written with the next job, at the latest when the writer
  * recovers.
+ *
+ * <p>Marks wait here in memory, so an inbox may have at most {@link #UNCOMMITTED_PER_INBOX}
+ * envelopes whose marks are not committed yet: a stream past that waits for the writer
+ * ({@link #add}), a poll on a full disk is refused ({@link #offer}). A catch-up reads and
+ * writes an inbox faster than the writer marks it, and without the bound its marks piled up
+ * for the whole backlog, and for as long as a full disk refused them: an envelope waiting here
+ * holds about 600 bytes (measured: 614 for envelopes read from the store), so the bound is
+ * about 40 MB an inbox, where a backlog of a million took 600 MB.
  */
 final class DeliveryMarks {
     /**
@@ -28,10 +42,23 @@ final class DeliveryMarks {
      * (BENCHMARKS.md, "Issue 15, stop 48").
      */
     static final int ENVELOPES_PER_JOB = 1024;
+    /**
+     * The most envelopes of one inbox whose marks wait for a commit: 64 jobs' worth. A smaller
+     * bound made a replay of delivered history (marks that change nothing, 1,024 a job) wait for
+     * jobs instead of letting them pile up, and 4,096 or 16,384 slowed its warm rounds
+     * (BENCHMARKS.md, "Issue 15, stop 49").
+     */
+    static final int UNCOMMITTED_PER_INBOX = 64 * ENVELOPES_PER_JOB;
+    /** How long a stream waits for its inbox's marks before it queues another job itself and waits again. */
+    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Writer writer;
     private final ConcurrentLinkedQueue<Ledger.Mark> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean queued = new AtomicBoolean();
+    /** Per inbox, envelopes queued here or in a job not committed yet; an inbox with none has no entry. */
+    private final Map<NodeId, Integer> uncommitted = new HashMap<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition roomMade = lock.newCondition();
 
     DeliveryMarks(Writer writer) {
         this.writer = writer;
@@ -39,17 +66,92 @@ final class DeliveryMarks {
     }
 
     /**
-     * Queues a mark of {@code envelopes}, kept without their text and data: a catch-up's first
-     * marks (an update of each row) can fall behind its stream, and whole envelopes waiting here
-     * held 57,000 texts a second and a half into a replay of a never-delivered backlog.
+     * Queues a mark of {@code envelopes}, one inbox's, kept without their text and data: whole
+     * envelopes waiting here held 57,000 texts a second and a half into a replay of a
+     * never-delivered backlog. Waits first while the inbox has no room for them: until the
+     * writer commits some of its marks, or, on a full disk, until writes work again.
      */
     void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
+        NodeId inbox = envelopes.getFirst().to();
+        while (!take(inbox, envelopes.size())) {
+            flush(); // a job for the marks ahead, should none be queued (one that failed is not again by itself)
+            lock.lock();
+            try {
+                if (!room(inbox, envelopes.size())) { // looked at again under the lock: no commit's signal is missed
+                    roomMade.awaitNanos(WAIT_NANOS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the stream ends at its next write; its mark is kept
+                forceTake(inbox, envelopes.size());
+                break;
+            } finally {
+                lock.unlock();
+            }
+        }
+        queue(envelopes, at, redeliverAfter);
+    }
+
+    /**
+     * Queues the mark as {@link #add} does if the inbox has room for it now, without waiting;
+     * false, queuing nothing, if it has not.
+     */
+    boolean offer(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
+        if (!take(envelopes.getFirst().to(), envelopes.size())) {
+            return false;
+        }
+        queue(envelopes, at, redeliverAfter);
+        return true;
+    }
+
+    /**
+     * Counts {@code envelopes} more uncommitted marks of {@code inbox} if it has room for them.
+     * Never called with the lock held by a caller that then queues a job: the writer's queue may
+     * be full, and the commits that would empty it need the lock to say so.
+     */
+    private boolean take(NodeId inbox, int envelopes) {
+        lock.lock();
+        try {
+            if (!room(inbox, envelopes)) {
+                return false;
+            }
+            forceTake(inbox, envelopes);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void forceTake(NodeId inbox, int envelopes) {
+        uncommitted.merge(inbox, envelopes, Integer::sum);
+    }
+
+    /** Room for {@code envelopes} more marks of {@code inbox}; a mark larger than the bound fits an inbox with none. */
+    private boolean room(NodeId inbox, int envelopes) {
+        int waiting = uncommitted.getOrDefault(inbox, 0);
+        return waiting == 0 || waiting + envelopes <= UNCOMMITTED_PER_INBOX;
+    }
+
+    private void queue(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
         List<Envelope> marked = new ArrayList<>(envelopes.size());
         for (Envelope envelope : envelopes) {
             marked.add(envelope.withoutPayload());
         }
         pending.add(new Ledger.Mark(marked, at, redeliverAfter));
         flush();
+    }
+
+    /** The marks {@code taken} are committed: their inboxes have room again. */
+    private void recorded(List<Ledger.Mark> taken) {
+        lock.lock();
+        try {
+            for (Ledger.Mark mark : taken) {
+                uncommitted.computeIfPresent(mark.envelopes().getFirst().to(),
+                        (inbox, waiting) -> waiting == mark.envelopes().size() ? null : waiting - mark.envelopes().size());
+            }
+            roomMade.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Queues a job for the pending marks, unless one is queued already. */
@@ -75,7 +177,9 @@ final class DeliveryMarks {
             }
             return null;
         }).whenComplete((done, failure) -> {
-            if (failure != null) {
+            if (failure == null) {
+                recorded(taken);
+            } else {
                 pending.addAll(taken); // marking again is harmless: only undelivered rows change
                 queued.set(false); // the job may not have run at all when an earlier job lost the transaction
             }

@@ -369,10 +369,18 @@ public final class SqliteStore implements EventStore {
         if (delivered.isEmpty()) {
             return;
         }
-        writer.submit(tx -> {
-            tx.delivered(Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter), at);
-            return null;
-        });
+        try {
+            writer.submit(tx -> {
+                tx.delivered(Ledger.markDelivered(tx.statements(), delivered, at, redeliverAfter), at);
+                return null;
+            });
+        } catch (ParleyException e) {
+            // reads go on while the store cannot be written: the marks wait with the streams' while their inbox has room
+            boolean unwritable = e.code() == ErrorCode.STORAGE_FULL || e.code() == ErrorCode.INTERNAL;
+            if (!unwritable || !marks.offer(delivered, at, redeliverAfter)) {
+                throw e;
+            }
+        }
     }
 
     @Override

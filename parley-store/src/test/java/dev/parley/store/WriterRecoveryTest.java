@@ -2,6 +2,7 @@ package dev.parley.store;
 
 import dev.parley.core.AuditEntry;
 import dev.parley.core.Envelope;
+import dev.parley.core.ErrorCode;
 import dev.parley.core.NodeId;
 import dev.parley.core.ParleyException;
 import dev.parley.core.Route;
@@ -22,6 +23,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -247,6 +249,34 @@ class WriterRecoveryTest {
         fault(false);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> store.undeliveredAfter(WORKER, 0, 10).isEmpty());
+    }
+
+    /**
+     * A poll's marks that cannot be committed wait with the streams' (the poll is answered, reads
+     * go on) while the inbox has room for them; past {@link DeliveryMarks#UNCOMMITTED_PER_INBOX}
+     * the poll is refused with the commit's failure, and once writes work they are all committed.
+     */
+    @Test
+    void aPollsMarksWaitWhileTheStoreCannotBeWrittenUpToTheInboxsBound() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
+        List<Envelope> page = new ArrayList<>();
+        for (int i = 0; i < 256; i++) {
+            page.add(append());
+        }
+        injectFault("BEFORE UPDATE OF delivered_at ON envelopes");
+
+        fault(true);
+        for (int marked = 0; marked < DeliveryMarks.UNCOMMITTED_PER_INBOX; marked += page.size()) {
+            store.markDeliveredNow(page, NOW, Optional.empty()); // its commit fails: the marks wait
+        }
+        ParleyException refused = assertThrows(ParleyException.class,
+                () -> store.markDeliveredNow(page, NOW, Optional.empty()));
+        assertEquals(ErrorCode.INTERNAL, refused.code());
+        assertEquals(page.size(), store.undeliveredAfter(WORKER, 0, 1000).size(), "nothing was committed");
+        fault(false);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.undeliveredAfter(WORKER, 0, 1000).isEmpty());
+        store.markDeliveredNow(page, NOW, Optional.empty()); // room again, and writes work
     }
 
     private Envelope append() {
