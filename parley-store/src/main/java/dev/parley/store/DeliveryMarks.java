@@ -28,11 +28,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Marks wait here in memory, so an inbox may have at most {@link #UNCOMMITTED_PER_INBOX}
  * envelopes whose marks are not committed yet: a stream past that waits for the writer
- * ({@link #add}), a poll on a full disk is refused ({@link #offer}). A catch-up reads and
- * writes an inbox faster than the writer marks it, and without the bound its marks piled up
- * for the whole backlog, and for as long as a full disk refused them: an envelope waiting here
- * holds about 600 bytes (measured: 614 for envelopes read from the store), so the bound is
- * about 40 MB an inbox, where a backlog of a million took 600 MB.
+ * ({@link #add}), a poll whose marks cannot be committed is refused ({@link #offer}). A
+ * catch-up reads and writes an inbox faster than the writer marks it, and without the bound its
+ * marks piled up for the whole backlog, and for as long as a full disk refused them: an envelope
+ * waiting here holds about 600 bytes (measured: 614 for envelopes read from the store), so the
+ * bound is about 40 MB an inbox, where a backlog of a million took 600 MB.
  */
 final class DeliveryMarks {
     /**
