@@ -144,7 +144,7 @@ public final class SqliteStore implements EventStore {
             ReadPool readers = new ReadPool(file, READERS);
             auditNodes.start(readers);
             writer.afterEachUpkeep(auditNodes::folded);
-            Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes);
+            Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes, Checkpointer.FSYNC);
             writer.afterEachCommit(checkpointer::committed);
             return new SqliteStore(writer, readers, checkpointer, auditNodes);
         } catch (SQLException e) {

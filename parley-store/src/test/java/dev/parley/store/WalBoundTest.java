@@ -125,7 +125,8 @@ class WalBoundTest {
                 Optional.empty(), "test"), Optional.empty(), Optional.empty());
     }
 
-    private static long size(Path file) {
+    /** The file's length, 0 while it does not exist (no WAL yet, or none after a clean checkpoint). */
+    static long size(Path file) {
         try {
             return Files.size(file);
         } catch (NoSuchFileException e) {
