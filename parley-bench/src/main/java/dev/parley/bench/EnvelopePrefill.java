@@ -29,7 +29,8 @@ import java.util.UUID;
  * like a hub whose readers have kept up). Envelopes are spread round-robin over the inboxes,
  * each from one of the senders; each gets its audit entry in its row and in the audit table, as a
  * real send has once the hub's fold copied it (the store must have been closed cleanly, so that
- * nothing waits to be copied). One transaction
+ * nothing waits to be copied). The inboxes' order is the hub's to build from the rows when it
+ * opens the store again (store.SideIndexes). One transaction
  * per 100,000 rows, in the store's own WAL mode but without fsync (a machine crash during
  * prefill could ruin the temporary store, nothing else); the WAL is checkpointed at the end.
  */
@@ -60,7 +61,8 @@ final class EnvelopePrefill {
             long auditId = ((Number) template(c, "SELECT max((SELECT coalesce(max(id), 0) FROM audit),"
                     + " (SELECT coalesce(max(audit_id), 0) FROM envelopes)) AS last").get("last")).longValue();
             Map<String, Long> heads = new HashMap<>();
-            try (PreparedStatement head = c.prepareStatement(InboxOrder.HEAD)) {
+            try (Connection reader = SqliteStore.openReader(dataDir); // with the inboxes' order beside the store
+                 PreparedStatement head = reader.prepareStatement(InboxOrder.HEAD)) {
                 for (String inbox : inboxIds) {
                     head.setString(1, inbox);
                     try (ResultSet rs = head.executeQuery()) {
@@ -116,9 +118,8 @@ final class EnvelopePrefill {
                         insertAudit.executeBatch();
                     }
                     if ((i + 1) % TX_ROWS == 0 || i + 1 == count) {
-                        try (Statement s = c.createStatement()) { // what the hub's fold writes once it has copied them
-                            s.execute(InboxOrder.FOLD);
-                            s.execute(InboxOrder.MOVE_MARK);
+                        try (Statement s = c.createStatement()) { // the hub's fold's mark: their entries are copied
+                            s.execute("UPDATE envelopes_folded SET pos = (SELECT max(pos) FROM envelopes)");
                         }
                         c.commit();
                         if ((i + 1) % (10L * TX_ROWS) == 0 || i + 1 == count) {

@@ -51,7 +51,7 @@ public final class Machine {
      * the hub runs in the bench's JVM, so the split says how much of it is the hub's and where.
      */
     public enum ThreadPart {
-        WRITER("writer", "writer"), ANNOUNCER("announcer", "announcer"), AUDIT_INDEX("audit index", "auditIndex"),
+        WRITER("writer", "writer"), ANNOUNCER("announcer", "announcer"), SIDE_INDEXES("side indexes", "sideIndexes"),
         VIRTUAL_THREADS("virtual threads", "virtualThreads"),
         BENCH("the bench's senders and readers", "bench"), JIT("JIT", "jit"), GC("GC", "gc"),
         REST("rest", "rest");
@@ -74,8 +74,8 @@ public final class Machine {
                 return WRITER;
             } else if (name.equals(comm(SqliteStore.ANNOUNCER_THREAD))) {
                 return ANNOUNCER;
-            } else if (name.equals(comm(SqliteStore.AUDIT_INDEX_THREAD))) {
-                return AUDIT_INDEX;
+            } else if (name.equals(comm(SqliteStore.SIDE_INDEXES_THREAD))) {
+                return SIDE_INDEXES;
             } else if (name.startsWith("ForkJoinPool-")) {
                 return VIRTUAL_THREADS;
             } else if (name.startsWith("bench-")) {

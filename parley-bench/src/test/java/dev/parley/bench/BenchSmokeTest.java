@@ -42,7 +42,7 @@ class BenchSmokeTest {
         assertEquals(Machine.ThreadPart.BENCH, Machine.ThreadPart.of("bench-sse-12"));
         assertEquals(Machine.ThreadPart.BENCH, Machine.ThreadPart.of("bench-send-3"));
         assertEquals(Machine.ThreadPart.ANNOUNCER, Machine.ThreadPart.of("parley-announce")); // comm keeps 15
-        assertEquals(Machine.ThreadPart.AUDIT_INDEX, Machine.ThreadPart.of("parley-audit-in"));
+        assertEquals(Machine.ThreadPart.SIDE_INDEXES, Machine.ThreadPart.of("parley-side-ind"));
         assertEquals(Machine.ThreadPart.REST, Machine.ThreadPart.of("parley-checkpoi"));
     }
 

@@ -74,10 +74,10 @@ final class Connections {
         /** The connection that copies the WAL back into the database, off the writer's path. */
         CHECKPOINTER,
         /**
-         * The connection that keeps the audit's node index, a file of its own ({@link AuditNodeIndex}):
+         * The connection that keeps the store's side indexes, a file of their own ({@link SideIndexes}):
          * derived data, built again after any loss, so its commits are not synced one by one.
          */
-        AUDIT_NODE_INDEX
+        SIDE_INDEXES
     }
 
     /**
@@ -114,7 +114,7 @@ final class Connections {
             case WRITER -> s.execute("PRAGMA wal_autocheckpoint = 0");
             case READER -> s.execute("PRAGMA query_only = 1");
             case CHECKPOINTER -> s.execute("PRAGMA busy_timeout = " + Checkpointer.LOCK_WAIT_MILLIS);
-            case AUDIT_NODE_INDEX -> {
+            case SIDE_INDEXES -> {
                 s.execute(UNSYNCED_COMMITS);
                 s.execute("PRAGMA journal_size_limit = " + (4L << 20));
             }

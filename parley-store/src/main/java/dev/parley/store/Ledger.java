@@ -600,12 +600,14 @@ final class Ledger {
         insert.executeUpdate();
     }
 
+    /** The end of a fold: the mark of the copied audit entries moves past every envelope written. */
+    static final String MOVE_FOLD_MARK = "UPDATE envelopes_folded SET pos = (SELECT coalesce(max(pos), 0) FROM envelopes)";
+
     /**
      * The writer's fold, in bulk: copies the entries of allowed sends from their envelopes' rows
-     * into the audit table, already folded, writes the inbox order of those envelopes
-     * ({@link InboxOrder}), moves the mark past them, and takes every unfolded audit entry into
-     * the by-node and by-rule indexes. A page of each node's index and of each inbox's order is
-     * written once per fold, not once per commit that touched the node.
+     * into the audit table, already folded, moves the mark past them, and takes every unfolded
+     * audit entry into the by-rule index and the side indexes' by-node index ({@link SideIndexes}).
+     * A page of the by-rule index is written once per fold, not once per commit that touched it.
      *
      * <p>The entries are copied in their envelopes' order, which is their ids' (the writer draws
      * both in step), so each goes in at the audit table's end; asking for id order made SQLite
@@ -615,8 +617,7 @@ final class Ledger {
         var s = tx.statements();
         s.get("INSERT INTO audit (" + AUDIT_COLUMNS + ", folded) SELECT " + AUDIT_COLUMNS + ", 1 FROM ("
                 + UNCOPIED_AUDIT + ")").executeUpdate();
-        s.get(InboxOrder.FOLD).executeUpdate();
-        s.get(InboxOrder.MOVE_MARK).executeUpdate();
+        s.get(MOVE_FOLD_MARK).executeUpdate();
         s.get("UPDATE audit SET folded = 1 WHERE folded = 0").executeUpdate();
         return null;
     }

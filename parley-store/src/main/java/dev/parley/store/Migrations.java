@@ -38,7 +38,8 @@ final class Migrations {
             "V17__audit_folding.sql",
             "V18__send_audit_in_envelopes.sql",
             "V19__audit_node_index.sql",
-            "V20__inbox_order.sql");
+            "V20__inbox_order.sql",
+            "V21__inbox_order_beside.sql");
 
     private Migrations() {
     }

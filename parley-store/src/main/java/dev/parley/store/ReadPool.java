@@ -31,13 +31,13 @@ final class ReadPool implements AutoCloseable {
     /** Reads hold it shared; {@link #pause()} holds it alone. Fair, so that a pause gets its turn among steady reads. */
     private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
 
-    /** {@code size} connections to the store in {@code file}, each with the audit's node index attached. */
+    /** {@code size} connections to the store in {@code file}, each with its side indexes attached. */
     ReadPool(Path file, int size) throws SQLException {
         idle = new ArrayBlockingQueue<>(size);
         for (int i = 0; i < size; i++) {
             Connection connection = Connections.open(file, Connections.Role.READER);
             try {
-                Connections.attach(connection, file.resolveSibling(AuditNodeIndex.FILE_NAME), AuditNodeIndex.SCHEMA);
+                SideIndexes.attach(connection, file);
             } catch (SQLException e) {
                 connection.close();
                 all.forEach(Statements::close);

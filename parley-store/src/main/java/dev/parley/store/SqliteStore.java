@@ -56,14 +56,14 @@ public final class SqliteStore implements EventStore {
     public static final String WRITER_THREAD = "parley-writer";
     /** The thread that answers and announces each committed batch, in commit order. */
     public static final String ANNOUNCER_THREAD = "parley-announcer";
-    /** The thread that keeps the audit's node index ({@link AuditNodeIndex}). */
-    public static final String AUDIT_INDEX_THREAD = "parley-audit-index";
+    /** The thread that keeps the store's side indexes ({@link SideIndexes}). */
+    public static final String SIDE_INDEXES_THREAD = "parley-side-indexes";
     private static final int READERS = 4;
     /** How many seqs one query of {@link #unackedAfter} looks at. */
     private static final int UNACKED_WINDOW = 1024;
     /**
-     * How often the writer folds new envelopes' audit entries into the audit table and their order
-     * into {@code inbox_order} while writes come in. Longer intervals make longer folds, which the
+     * How often the writer folds new envelopes' audit entries into the audit table while writes
+     * come in. Longer intervals make longer folds, which the
      * next batch waits for; shorter ones write each inbox's page more often (BENCHMARKS.md, "Issue
      * 15, stop 45": 25 ms gave a lower p99 and 7 % fewer sends, 400 ms the reverse, both when each
      * fold's commit was fsynced; stop 46, unsynced: 50 ms made the pauses 40 % shorter for one point
@@ -71,9 +71,9 @@ public final class SqliteStore implements EventStore {
      */
     static final Duration AUDIT_FOLD_EVERY = Duration.ofMillis(100);
     /** The writer's upkeep ({@link Ledger#fold}), as the log names it. */
-    static final String FOLD = "the fold of new envelopes into the audit log and the inboxes' order";
-    /** How often at most the audit's node index takes in what was folded since: the folds' own pace. */
-    static final Duration AUDIT_INDEX_EVERY = AUDIT_FOLD_EVERY;
+    static final String FOLD = "the fold of new envelopes' entries into the audit log";
+    /** How often at most the side indexes take in what was committed and folded since: the folds' own pace. */
+    static final Duration SIDE_INDEXES_EVERY = AUDIT_FOLD_EVERY;
 
     /** Shared with the other parts of the store (deliveries, topics, tasks): one writer, one read pool. */
     private final Writer writer;
@@ -82,14 +82,14 @@ public final class SqliteStore implements EventStore {
     private final List<TaskTap> taskTaps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private final Checkpointer checkpointer;
-    private final AuditNodeIndex auditNodes;
+    private final SideIndexes sideIndexes;
     private final DeliveryMarks marks;
 
-    private SqliteStore(Writer writer, ReadPool readers, Checkpointer checkpointer, AuditNodeIndex auditNodes) {
+    private SqliteStore(Writer writer, ReadPool readers, Checkpointer checkpointer, SideIndexes sideIndexes) {
         this.writer = writer;
         this.readers = readers;
         this.checkpointer = checkpointer;
-        this.auditNodes = auditNodes;
+        this.sideIndexes = sideIndexes;
         this.marks = new DeliveryMarks(writer);
     }
 
@@ -104,7 +104,15 @@ public final class SqliteStore implements EventStore {
      * over a store it has closed, so that they cost what the store's would.
      */
     public static Connection openReader(Path dataDir) throws SQLException {
-        return Connections.open(dataDir.resolve(FILE_NAME), Connections.Role.READER);
+        Path file = dataDir.resolve(FILE_NAME);
+        Connection connection = Connections.open(file, Connections.Role.READER);
+        try {
+            SideIndexes.attach(connection, file);
+        } catch (SQLException e) {
+            connection.close();
+            throw e;
+        }
+        return connection;
     }
 
     /**
@@ -113,15 +121,15 @@ public final class SqliteStore implements EventStore {
      */
     static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes,
                             Duration auditFoldEvery) {
-        return open(dataDir, notifier, observer, walRestartBytes, auditFoldEvery, AUDIT_INDEX_EVERY);
+        return open(dataDir, notifier, observer, walRestartBytes, auditFoldEvery, SIDE_INDEXES_EVERY);
     }
 
     /**
-     * {@link #open(Path, Notifier, CommitObserver, long, Duration)}, and how often the audit's node
-     * index takes in the entries folded since ({@link AuditNodeIndex}).
+     * {@link #open(Path, Notifier, CommitObserver, long, Duration)}, and how often the side indexes
+     * take in the rows committed and folded since ({@link SideIndexes}).
      */
     static SqliteStore open(Path dataDir, Notifier notifier, CommitObserver observer, long walRestartBytes,
-                            Duration auditFoldEvery, Duration auditIndexEvery) {
+                            Duration auditFoldEvery, Duration sideIndexesEvery) {
         try {
             Files.createDirectories(dataDir);
         } catch (IOException e) {
@@ -129,24 +137,27 @@ public final class SqliteStore implements EventStore {
         }
         Path file = dataDir.resolve(FILE_NAME);
         try {
+            try (var connection = Connections.open(file, Connections.Role.WRITER)) {
+                Migrations.apply(connection); // before the side indexes, which read the schema's tables
+            }
+            SideIndexes sideIndexes = SideIndexes.open(file, sideIndexesEvery);
             Writer writer = new Writer(() -> {
                 var connection = Connections.open(file, Connections.Role.WRITER);
                 try {
                     Connections.limitWal(connection, walRestartBytes);
-                    Migrations.apply(connection);
+                    SideIndexes.attach(connection, file);
                 } catch (SQLException e) {
                     connection.close();
                     throw e;
                 }
                 return connection;
             }, notifier, observer, new Writer.Upkeep(FOLD, auditFoldEvery, Ledger::fold));
-            AuditNodeIndex auditNodes = AuditNodeIndex.open(file, auditIndexEvery);
             ReadPool readers = new ReadPool(file, READERS);
-            auditNodes.start(readers);
-            writer.afterEachUpkeep(auditNodes::folded);
+            sideIndexes.start(readers);
+            writer.afterEachUpkeep(sideIndexes::folded);
             Checkpointer checkpointer = new Checkpointer(file, writer, readers, walRestartBytes, Checkpointer.FSYNC);
             writer.afterEachCommit(checkpointer::committed);
-            return new SqliteStore(writer, readers, checkpointer, auditNodes);
+            return new SqliteStore(writer, readers, checkpointer, sideIndexes);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot open store " + file + ": " + e.getMessage(), e);
         }
@@ -512,7 +523,7 @@ public final class SqliteStore implements EventStore {
     static final String NODE_INDEXED_SELECT = "SELECT " + Ledger.AUDIT_COLUMNS + " FROM (SELECT p.node AS node,"
             + " p.id AS id, a.at AS at, a.actor AS actor, a.action AS action, a.target AS target,"
             + " a.decision AS decision, a.reason AS reason, a.envelope_id AS envelope_id,"
-            + " a.policy_version AS policy_version, a.rule AS rule FROM " + AuditNodeIndex.SCHEMA
+            + " a.policy_version AS policy_version, a.rule AS rule FROM " + SideIndexes.SCHEMA
             + ".postings p JOIN audit a ON a.id = p.id)";
     /**
      * Folded entries past the node index's mark, read by position: the few (about 100 ms of them)
@@ -544,15 +555,15 @@ public final class SqliteStore implements EventStore {
         query.before().ifPresent(id -> filters.add(new AuditCondition("id < ?", List.of(id))));
         // The by-node and by-rule indexes hold folded entries only (Ledger.fold): a filter on
         // either reads the newest matches from them and from the few entries not folded yet. The
-        // by-node index is a file of its own kept up to a mark (AuditNodeIndex); folded entries
+        // by-node index is in a file of its own, kept up to a mark (SideIndexes); folded entries
         // past the mark are read by position. The entries of the allowed sends not copied yet
         // are read from their envelopes' rows.
         List<AuditPart> parts = new ArrayList<>();
         query.node().ifPresentOrElse(n -> {
             parts.add(new AuditPart(NODE_INDEXED_SELECT,
                     new AuditCondition("node = ? AND (actor = ? OR target = ?)", List.of(n, n, n))));
-            parts.add(new AuditPart(NOT_INDEXED_YET_SELECT, new AuditCondition("folded = 1 AND id > (SELECT mark FROM "
-                    + AuditNodeIndex.SCHEMA + ".indexed) AND (actor = ? OR target = ?)", List.of(n, n))));
+            parts.add(new AuditPart(NOT_INDEXED_YET_SELECT, new AuditCondition("folded = 1 AND id > (SELECT audit_mark FROM "
+                    + SideIndexes.SCHEMA + ".indexed) AND (actor = ? OR target = ?)", List.of(n, n))));
             parts.add(new AuditPart(UNFOLDED_SELECT,
                     new AuditCondition("folded = 0 AND (actor = ? OR target = ?)", List.of(n, n))));
             parts.add(new AuditPart(UNCOPIED_SELECT, new AuditCondition("(actor = ? OR target = ?)", List.of(n, n))));
@@ -663,16 +674,16 @@ public final class SqliteStore implements EventStore {
         return writer.health();
     }
 
-    /** The audit's node index, for tests that say when it takes entries in. */
-    AuditNodeIndex auditNodeIndex() {
-        return auditNodes;
+    /** The side indexes, for tests that say when they take rows in. */
+    SideIndexes sideIndexes() {
+        return sideIndexes;
     }
 
     @Override
     public void close() {
         writer.close();
         checkpointer.close();
-        auditNodes.close();
+        sideIndexes.close();
         readers.close();
     }
 

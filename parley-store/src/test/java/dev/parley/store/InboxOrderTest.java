@@ -12,9 +12,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,11 +27,13 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * An inbox read in seq order is the same whether its envelopes are in {@code inbox_order}
- * (folded) or past the fold's mark, and whichever side of the mark a page starts or ends on.
+ * An inbox read in seq order is the same whether its envelopes are in {@code inbox_order} (in the
+ * side indexes) or past the order's mark, and whichever side of the mark a page starts or ends on;
+ * the writer never writes the order.
  */
 class InboxOrderTest {
     private static final Instant T0 = Instant.parse("2026-12-05T10:00:00Z");
@@ -50,15 +53,22 @@ class InboxOrderTest {
         }
     }
 
-    /** Opens the store folding after every batch of the writer, or not before it closes. */
-    private void open(boolean foldEveryBatch) {
-        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES,
-                foldEveryBatch ? Duration.ZERO : Duration.ofDays(1));
+    /**
+     * Opens the store with the writer folding after every batch and the side indexes taking
+     * envelopes into the order only when it opens and when a test says so ({@link SideIndexes#catchUp}).
+     */
+    private void open() {
+        open(Duration.ZERO);
+    }
+
+    private void open(Duration foldEvery) {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE, Checkpointer.RESTART_AT_BYTES, foldEvery,
+                Duration.ofDays(1));
     }
 
     @Test
-    void anInboxReadsTheSameWhetherItsEnvelopesAreFoldedOrPastTheMark() throws SQLException {
-        open(false);
+    void anInboxReadsTheSameWhetherItsEnvelopesAreInTheOrderOrPastTheMark() throws SQLException {
+        open();
         List<Envelope> ofA = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             ofA.add(send(A, i % 2 == 0)); // seqs 1 and 3 from a person in the group
@@ -66,16 +76,16 @@ class InboxOrderTest {
                 send(B, false);
             }
         }
-        store.close(); // the writer's last fold takes in everything written
-        assertEquals(0, pastMark(), "folded when closed");
-        open(false);
+        assertEquals(7, pastMark(), "the writer's folds write no order");
+        store.sideIndexes().catchUp();
+        assertEquals(0, pastMark());
         for (int i = 0; i < 3; i++) {
             ofA.add(send(A, i == 1)); // seq 6 from a person in the group
             if (i < 2) {
                 send(B, false);
             }
         }
-        assertEquals(5, pastMark(), "nothing folded since");
+        assertEquals(5, pastMark(), "nothing taken in since");
 
         List<Long> all = List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L);
         for (int page = 1; page <= 8; page++) {
@@ -101,17 +111,15 @@ class InboxOrderTest {
         assertEquals(new InboxSummary(A, 7, 4, Optional.of(T0.plusSeconds(60))), store.inboxSummary(A));
 
         store.close();
-        open(false);
-        assertEquals(8, send(A, false).seq(), "the next seq counts the envelopes on both sides of the mark");
-        store.close();
-        open(false);
-        assertEquals(0, pastMark());
+        assertEquals(0, pastMark(), "a store closed takes the last envelopes into the order");
+        open();
+        assertEquals(8, send(A, false).seq());
         assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L), paged(A, 3));
     }
 
     @Test
-    void foldsBetweenThePagesOfAReadLoseAndRepeatNothing() {
-        open(true);
+    void passesBetweenThePagesOfAReadLoseAndRepeatNothing() throws SQLException {
+        open();
         List<Long> read = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             send(A, false);
@@ -124,8 +132,9 @@ class InboxOrderTest {
                 after = page.getLast().seq();
             }
             if (store.headSeq(A) < 30) {
-                send(A, false); // each batch is folded: what was past the mark moves into the order
+                send(A, false);
                 send(B, false);
+                store.sideIndexes().catchUp(); // what was past the mark moves into the order
             }
         }
         List<Long> expected = new ArrayList<>();
@@ -136,34 +145,138 @@ class InboxOrderTest {
     }
 
     /**
-     * A page is read in three statements, each its own snapshot: a fold between any two of them
-     * moves envelopes from past the mark into the order, and the page still has each once.
+     * A page is read in three statements, each its own snapshot: a pass of the side indexes
+     * between any two of them moves envelopes from past the mark into the order, and the page
+     * still has each once.
      */
     @Test
-    void aFoldBetweenTheStatementsOfAPageLosesAndRepeatsNothing() throws SQLException {
-        open(false);
+    void aPassBetweenTheStatementsOfAPageLosesAndRepeatsNothing() throws SQLException {
+        open();
         for (int i = 0; i < 4; i++) {
             send(A, false);
         }
-        store.close();
-        open(false);
+        store.sideIndexes().catchUp();
         for (int i = 0; i < 3; i++) {
             send(A, false); // seqs 5..7 past the mark
         }
-        try (Connection reader = Connections.open(dir.resolve(SqliteStore.FILE_NAME), Connections.Role.READER)) {
+        try (Connection reader = SqliteStore.openReader(dir)) {
             long mark = mark(reader);
-            store.pruneAudit(T0, 1); // a fold between the mark and the order: 5..7 are folded now
+            store.sideIndexes().catchUp(); // a pass between the mark and the order: 5..7 are in the order now
             assertEquals(List.of(3L, 4L, 5L, 6L, 7L), page(reader, mark, 2, 10));
             assertEquals(List.of(3L, 4L), page(reader, mark, 2, 2));
 
             send(A, false); // seq 8 past the new mark
             mark = mark(reader);
             List<Long> folded = part(reader, InboxOrder.FOLDED_AFTER, A.value(), 6L, 10);
-            store.pruneAudit(T0, 1); // a fold between the order and what lies past the mark: 8 is folded now
+            store.sideIndexes().catchUp(); // a pass between the order and what lies past the mark: 8 is in it now
             List<Long> past = part(reader, InboxOrder.PAST_AFTER, mark, A.value(), folded.getLast(), 10 - folded.size());
             assertEquals(List.of(7L), folded);
             assertEquals(List.of(8L), past);
         }
+    }
+
+    /**
+     * A pass that fails (as on a full disk) leaves the order where it was: reads take the rest by
+     * position, sends go on, and the next pass that works takes it all in.
+     */
+    @Test
+    void aFailingPassLeavesEveryReadWholeAndHoldsNoSend() throws SQLException {
+        open();
+        for (int i = 0; i < 3; i++) {
+            send(A, false);
+        }
+        store.sideIndexes().catchUp();
+        try (Connection side = Connections.open(dir.resolve(SideIndexes.FILE_NAME), Connections.Role.WRITER)) {
+            side.createStatement().execute("CREATE TRIGGER full BEFORE INSERT ON inbox_order"
+                    + " BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
+            for (int i = 0; i < 4; i++) {
+                send(A, false);
+            }
+            assertThrows(SQLException.class, () -> store.sideIndexes().catchUp());
+            assertEquals(4, pastMark());
+            assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L), paged(A, 2));
+            assertEquals(7, store.headSeq(A));
+            side.createStatement().execute("DROP TRIGGER full");
+        }
+        store.sideIndexes().catchUp();
+        assertEquals(0, pastMark());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L), paged(A, 3));
+    }
+
+    @Test
+    void aStoreClosesAndOpensWhenItsOrderCannotBeCaughtUp() throws SQLException {
+        open();
+        try (Connection side = Connections.open(dir.resolve(SideIndexes.FILE_NAME), Connections.Role.WRITER)) {
+            side.createStatement().execute("CREATE TRIGGER full BEFORE INSERT ON inbox_order"
+                    + " BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
+        }
+        for (int i = 0; i < 3; i++) {
+            send(A, false);
+        }
+        store.close(); // its last pass fails: they are past the mark when the store opens
+        open();
+        assertEquals(3, pastMark());
+        assertEquals(List.of(1L, 2L, 3L), paged(A, 2));
+        assertEquals(4, send(A, false).seq());
+        try (Connection side = Connections.open(dir.resolve(SideIndexes.FILE_NAME), Connections.Role.WRITER)) {
+            side.createStatement().execute("DROP TRIGGER full");
+        }
+        store.sideIndexes().catchUp();
+        assertEquals(0, pastMark());
+    }
+
+    @Test
+    void anOrderAheadOfARestoredCopyOfItsStoreIsBuiltAgain() throws Exception {
+        twoRunsWithTheFirstCopyOfPutBack(SqliteStore.FILE_NAME); // the older store beside the newer order
+        assertEquals(List.of(1L, 2L, 3L, 4L), paged(A, 3));
+        assertEquals(4, store.headSeq(A));
+        assertEquals(5, send(A, false).seq(), "seqs go on from the restored store's");
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), paged(A, 2));
+    }
+
+    @Test
+    void anOrderThatLostItsLastPassesCatchesUpAsTheStoreOpens() throws Exception {
+        twoRunsWithTheFirstCopyOfPutBack(SideIndexes.FILE_NAME); // as after a power loss
+        assertEquals(0, pastMark());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L), paged(A, 3));
+        assertEquals(8, send(A, false).seq());
+    }
+
+    @Test
+    void aDamagedOrderIsBuiltAgain() throws Exception {
+        open();
+        for (int i = 0; i < 5; i++) {
+            send(A, false);
+        }
+        store.close();
+        Files.write(dir.resolve(SideIndexes.FILE_NAME), "not a database".repeat(1000).getBytes());
+        open();
+        assertEquals(0, pastMark());
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), paged(A, 2));
+        assertEquals(6, send(A, false).seq());
+    }
+
+    /**
+     * Seqs 1-4 of inbox a, then 5-7, each run closed with the order caught up; then {@code file}
+     * as the first run left it (a closed store: no WAL) put back, and the store opened again.
+     */
+    private void twoRunsWithTheFirstCopyOfPutBack(String file) throws Exception {
+        open();
+        for (int i = 0; i < 4; i++) {
+            send(A, false);
+        }
+        store.sideIndexes().catchUp();
+        store.close();
+        Path earlier = dir.resolve("earlier-" + file);
+        Files.copy(dir.resolve(file), earlier);
+        open(Duration.ofDays(1)); // no fold before the close: the audit's mark stays, the order's alone moves
+        for (int i = 0; i < 3; i++) {
+            send(A, false);
+        }
+        store.sideIndexes().catchUp();
+        store.close();
+        Files.copy(earlier, dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+        open();
     }
 
     private static long mark(Connection reader) throws SQLException {
@@ -217,16 +330,19 @@ class InboxOrderTest {
             }
             c.createStatement().execute("UPDATE audit_copied SET pos = 6"); // the last three past the mark
         }
-        open(false);
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+        open();
+        try (Connection c = SqliteStore.openReader(dir);
              var s = c.createStatement()) {
             assertEquals(Migrations.latest(), Migrations.version(c));
             try (var rs = s.executeQuery("PRAGMA integrity_check")) {
                 assertEquals("ok", rs.getString(1));
             }
-            try (var rs = s.executeQuery("SELECT count(*), max(pos) FROM inbox_order")) {
-                assertEquals(6, rs.getLong(1), "the envelopes up to the mark");
-                assertEquals(6, rs.getLong(2));
+            try (var rs = s.executeQuery("SELECT count(*) FROM main.sqlite_schema WHERE name = 'inbox_order'")) {
+                assertEquals(0, rs.getLong(1), "the order is not in the store any more");
+            }
+            try (var rs = s.executeQuery("SELECT count(*), max(pos) FROM " + SideIndexes.SCHEMA + ".inbox_order")) {
+                assertEquals(9, rs.getLong(1), "every envelope's order, built beside the store as it opened");
+                assertEquals(9, rs.getLong(2));
             }
             Set<String> indexes = new TreeSet<>();
             try (var rs = s.executeQuery("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'envelopes'")) {
@@ -280,11 +396,10 @@ class InboxOrderTest {
         return envelopes.stream().map(Envelope::seq).toList();
     }
 
-    /** Envelopes written past the fold's mark. */
+    /** Envelopes written past the order's mark. */
     private long pastMark() throws SQLException {
-        try (var c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(SqliteStore.FILE_NAME));
-             var rs = c.createStatement().executeQuery("SELECT count(*) FROM envelopes"
-                     + " WHERE pos > (SELECT pos FROM envelopes_folded)")) {
+        try (var c = SqliteStore.openReader(dir);
+             var rs = c.createStatement().executeQuery("SELECT count(*) FROM envelopes WHERE pos > (" + InboxOrder.MARK + ")")) {
             return rs.getLong(1);
         }
     }

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * index has taken them in or not, and a file that cannot be trusted (damaged, another store's,
  * ahead of a restored store, behind after a lost pass) is built again or caught up.
  */
-class AuditNodeIndexTest {
+class SideIndexesTest {
     private static final Instant T0 = Instant.parse("2026-12-05T10:00:00.000Z");
     private static final List<String> NODES = List.of("a", "b", "c", "d");
 
@@ -93,7 +93,7 @@ class AuditNodeIndexTest {
     }
 
     private long postings(Path data) throws SQLException {
-        try (var c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve(AuditNodeIndex.FILE_NAME));
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve(SideIndexes.FILE_NAME));
              var rs = c.createStatement().executeQuery("SELECT count(*) FROM postings")) {
             return rs.getLong(1);
         }
@@ -104,12 +104,12 @@ class AuditNodeIndexTest {
         open(dir);
         audit(0, 39);
         assertEveryNode(0, 39); // none taken in: every entry read by position
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertTrue(postings(dir) > 0);
         assertEveryNode(0, 39);
         audit(40, 59); // some taken in, some past the mark
         assertEveryNode(0, 59);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertEveryNode(0, 59);
     }
 
@@ -119,8 +119,8 @@ class AuditNodeIndexTest {
         store.close();
         store = null;
         try (var c = Connections.open(dir.resolve(SqliteStore.FILE_NAME), Connections.Role.READER)) {
-            c.createStatement().execute("ATTACH DATABASE '" + dir.resolve(AuditNodeIndex.FILE_NAME) + "' AS "
-                    + AuditNodeIndex.SCHEMA);
+            c.createStatement().execute("ATTACH DATABASE '" + dir.resolve(SideIndexes.FILE_NAME) + "' AS "
+                    + SideIndexes.SCHEMA);
             String indexed = plan(c, SqliteStore.NODE_INDEXED_SELECT + " WHERE node = 'a' AND id < 100"
                     + " AND at >= 0 ORDER BY id DESC LIMIT 10");
             assertTrue(indexed.contains("SEARCH p USING PRIMARY KEY (node=? AND id<?)"), indexed);
@@ -148,17 +148,17 @@ class AuditNodeIndexTest {
         Path other = dir.resolve("other");
         open(other);
         audit(100, 119); // other entries under the same ids
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         store.close();
         Path data = dir.resolve("data");
         open(data);
         audit(0, 19);
         store.close();
-        Files.copy(other.resolve(AuditNodeIndex.FILE_NAME), data.resolve(AuditNodeIndex.FILE_NAME),
+        Files.copy(other.resolve(SideIndexes.FILE_NAME), data.resolve(SideIndexes.FILE_NAME),
                 StandardCopyOption.REPLACE_EXISTING);
         open(data);
         assertEveryNode(0, 19);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertEveryNode(0, 19);
     }
 
@@ -166,16 +166,16 @@ class AuditNodeIndexTest {
     void anIndexAheadOfARestoredCopyOfItsStoreIsBuiltAgain() throws Exception {
         twoRunsWithTheFirstCopyOfPutBack(SqliteStore.FILE_NAME); // the older store beside the newer index
         assertEveryNode(0, 19);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertEveryNode(0, 19);
         assertEquals(expectedPostings(0, 19), postings(dir));
     }
 
     @Test
     void anIndexThatLostItsLastPassesCatchesUp() throws Exception {
-        twoRunsWithTheFirstCopyOfPutBack(AuditNodeIndex.FILE_NAME); // as after a power loss
+        twoRunsWithTheFirstCopyOfPutBack(SideIndexes.FILE_NAME); // as after a power loss
         assertEveryNode(0, 39);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertEveryNode(0, 39);
         assertEquals(expectedPostings(0, 39), postings(dir));
     }
@@ -187,13 +187,13 @@ class AuditNodeIndexTest {
     private void twoRunsWithTheFirstCopyOfPutBack(String file) throws Exception {
         open(dir);
         audit(0, 19);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         store.close();
         Path earlier = dir.resolve("earlier-" + file);
         Files.copy(dir.resolve(file), earlier);
         open(dir);
         audit(20, 39);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         store.close();
         Files.copy(earlier, dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
         open(dir);
@@ -203,12 +203,12 @@ class AuditNodeIndexTest {
     void aDamagedIndexIsBuiltAgain() throws Exception {
         open(dir);
         audit(0, 19);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         store.close();
-        Files.write(dir.resolve(AuditNodeIndex.FILE_NAME), "not a database".repeat(1000).getBytes());
+        Files.write(dir.resolve(SideIndexes.FILE_NAME), "not a database".repeat(1000).getBytes());
         open(dir);
         assertEveryNode(0, 19);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertEveryNode(0, 19);
         assertEquals(expectedPostings(0, 19), postings(dir));
     }
@@ -219,11 +219,11 @@ class AuditNodeIndexTest {
         audit(0, 39);
         store.close(); // the last fold runs after the last batch; closing waits for it
         open(dir);
-        store.auditNodeIndex().catchUp();
+        store.sideIndexes().catchUp();
         assertEquals(expectedPostings(0, 39), postings(dir));
         assertEquals(20, store.pruneAudit(T0.plusSeconds(20), 1000));
         assertEveryNode(20, 39);
-        store.auditNodeIndex().sweep();
+        store.sideIndexes().sweep();
         assertEquals(expectedPostings(20, 39), postings(dir));
         assertEveryNode(20, 39);
     }
@@ -235,7 +235,7 @@ class AuditNodeIndexTest {
         audit(0, 19);
         await().atMost(Duration.ofSeconds(30)).until(() -> postings(dir) == expectedPostings(0, 19));
         // idle: parked until the writer's next fold, not reading the store every interval
-        await().atMost(Duration.ofSeconds(30)).until(AuditNodeIndexTest::indexWaitsForAFold);
+        await().atMost(Duration.ofSeconds(30)).until(SideIndexesTest::indexWaitsForAFold);
         audit(20, 29); // the folds after these batches wake it
         await().atMost(Duration.ofSeconds(30)).until(() -> postings(dir) == expectedPostings(0, 29));
         assertEveryNode(0, 29);
@@ -254,7 +254,7 @@ class AuditNodeIndexTest {
 
     private static boolean indexWaitsForAFold() {
         return Thread.getAllStackTraces().entrySet().stream()
-                .filter(e -> e.getKey().getName().equals(SqliteStore.AUDIT_INDEX_THREAD))
+                .filter(e -> e.getKey().getName().equals(SqliteStore.SIDE_INDEXES_THREAD))
                 .anyMatch(e -> Arrays.stream(e.getValue()).anyMatch(f -> f.getClassName().equals(
                         Semaphore.class.getName()) && f.getMethodName().equals("tryAcquire")));
     }
