@@ -50,7 +50,7 @@ public final class Metrics implements CommitObserver {
     private final Histogram commitLatency = new Histogram("parley_commit_latency_seconds",
             "Time to run and sync one group commit.");
     private final Histogram foldLatency = new Histogram("parley_fold_latency_seconds",
-            "Time the writer spent on one fold of new envelopes into the audit log and the inboxes' order;"
+            "Time the writer spent on one fold of new envelopes' entries into the audit log;"
                     + " writes queued meanwhile waited for it.");
     private final Histogram pushLatency = new Histogram("parley_push_latency_seconds",
             "Time from the start of a webhook POST to its answer.");
