@@ -316,18 +316,7 @@ class InboxOrderTest {
         Path file = dir.resolve(SqliteStore.FILE_NAME);
         try (Connection c = Connections.open(file, Connections.Role.WRITER)) {
             Migrations.applyUpTo(c, 19);
-            try (var insert = c.prepareStatement("INSERT INTO envelopes (id, to_node, seq, from_node, kind, text, meta,"
-                    + " created_at, attempt, route, policy_version, state, trace_context)"
-                    + " VALUES (?, ?, ?, 'lead', 'message', 'hi', '{}', ?, 1, 'policy', 'p-000000000000', 'accepted', NULL)")) {
-                for (int i = 0; i < 9; i++) {
-                    NodeId to = i % 3 == 2 ? B : A; // a: 1..6, b: 1..3
-                    insert.setString(1, String.format("0193f0c4-0000-7000-8000-%012d", i));
-                    insert.setString(2, to.value());
-                    insert.setLong(3, seqIn(i));
-                    insert.setLong(4, T0.plusSeconds(i).toEpochMilli());
-                    insert.executeUpdate();
-                }
-            }
+            insertRows(c, 9);
             c.createStatement().execute("UPDATE audit_copied SET pos = 6"); // the last three past the mark
         }
         open();
@@ -359,6 +348,43 @@ class InboxOrderTest {
         assertTrue(store.message("0193f0c4-0000-7000-8000-000000000008").isPresent(), "found by id");
         assertEquals(7, send(A, false).seq());
         assertEquals(4, send(B, false).seq());
+    }
+
+    /**
+     * Writes {@code count} envelope rows straight into the store's table, as no hub would: two of
+     * every three to a, one to b, their seqs from 1 ({@link #seqIn}).
+     */
+    private static void insertRows(Connection c, int count) throws SQLException {
+        try (var insert = c.prepareStatement("INSERT INTO envelopes (id, to_node, seq, from_node, kind, text, meta,"
+                + " created_at, attempt, route, policy_version, state, trace_context)"
+                + " VALUES (?, ?, ?, 'lead', 'message', 'hi', '{}', ?, 1, 'policy', 'p-000000000000', 'accepted', NULL)")) {
+            for (int i = 0; i < count; i++) {
+                insert.setString(1, String.format("0193f0c4-0000-7000-8000-%012d", i));
+                insert.setString(2, (i % 3 == 2 ? B : A).value());
+                insert.setLong(3, seqIn(i));
+                insert.setLong(4, T0.plusSeconds(i).toEpochMilli());
+                insert.addBatch();
+            }
+            insert.executeBatch();
+        }
+    }
+
+    @Test
+    void aStoreOpensWithTheOrderOfAHistoryLongerThanAPassBuilt() throws SQLException {
+        open();
+        store.close();
+        try (Connection c = Connections.open(dir.resolve(SqliteStore.FILE_NAME), Connections.Role.WRITER)) {
+            insertRows(c, 10_000); // as a restored store without its side file would have them
+            c.createStatement().execute("UPDATE envelopes_folded SET pos = (SELECT max(pos) FROM envelopes)");
+        }
+        open();
+        assertEquals(0, pastMark(), "three pages of the order taken in before the store served");
+        assertEquals(6_667, store.headSeq(A));
+        assertEquals(3_333, store.headSeq(B));
+        List<Long> ofB = paged(B, 1000);
+        assertEquals(3_333, ofB.size());
+        assertEquals(3_333L, ofB.getLast());
+        assertEquals(6_668, send(A, false).seq());
     }
 
     /** The seq of the {@code i}th row written by the migration test: a gets 1..6 and b 1..3, in turn. */
