@@ -214,6 +214,20 @@ class SideIndexesTest {
     }
 
     @Test
+    void theFormerFileOfTheNodeIndexIsRemovedAndItsEntriesIndexedAgain() throws Exception {
+        open(dir);
+        audit(0, 19);
+        store.close();
+        Path former = dir.resolve("audit-nodes.db"); // what a hub before schema V21 kept beside the store
+        Files.move(dir.resolve(SideIndexes.FILE_NAME), former);
+        open(dir);
+        assertFalse(Files.exists(former));
+        store.sideIndexes().catchUp();
+        assertEquals(expectedPostings(0, 19), postings(dir));
+        assertEveryNode(0, 19);
+    }
+
+    @Test
     void postingsOfPrunedEntriesAreDropped() throws Exception {
         open(dir);
         audit(0, 39);
