@@ -25,9 +25,8 @@ import java.util.logging.Logger;
  * <p>Why a file of its own: both are keyed by node first, so each takes a batch of new rows at
  * one place per node, and folding 100 ms of a busy hub's rows into them in the store held the
  * one writer for milliseconds ten times a second, every send waiting behind it: the audit's index
- * about 9 ms (BENCHMARKS.md, "Issue 15, stop 41"), the order 2.5-3 ms of an 8 ms fold and about
- * 2 ms of the sends' p99 (stops 45 and 51). Here that work has its own connection and lock,
- * beside the writer.
+ * about 9 ms (BENCHMARKS.md, "Issue 15, stop 41"), the order 2.5-3 ms of a 5-8 ms fold (stops 45
+ * and 51). Here that work has its own connection and lock, beside the writer.
  *
  * <p>What it holds is derived, each index up to a mark written in the same transaction: {@code
  * (node, id)} for the actor and the target of every folded audit entry up to {@code audit_mark},
@@ -45,7 +44,7 @@ import java.util.logging.Logger;
  * <p>When: the order is caught up before the store opens ({@link #start}), because every read of
  * an inbox and the writer's first send to each inbox read what lies past its mark; then the
  * thread passes after the writer's folds, at most once an interval and at least once a minute (an
- * idle hub's indexes read nothing in between).
+ * idle hub's indexes read nothing in between); a clean close takes the order's last envelopes in.
  */
 final class SideIndexes implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(SideIndexes.class.getName());
