@@ -9,9 +9,9 @@ package dev.parley.store;
  * An index keyed by inbox first, written at every send, put each send's entry on a page of its
  * own inbox: about a fifth of the writer's CPU a send (V20; BENCHMARKS.md, "Issue 15, stop 44");
  * filled by the writer's fold, it held every send for 2.5-3 ms ten times a second (stop 45). The
- * one writer draws an inbox's
- * seqs and the envelopes' positions together, so within an inbox seq order is position order, and
- * every folded envelope of an inbox comes before every one past the mark.
+ * one writer draws an inbox's seqs and the envelopes' positions together, so within an inbox seq
+ * order is position order, and every envelope of an inbox in the order comes before every one
+ * past the mark.
  *
  * <p>A read in one statement reads one snapshot, in which the mark and the order agree. A page
  * of an inbox, the replays' read, takes three instead ({@link #MARK}, {@link #FOLDED_AFTER}, then

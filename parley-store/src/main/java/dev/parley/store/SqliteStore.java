@@ -63,11 +63,11 @@ public final class SqliteStore implements EventStore {
     private static final int UNACKED_WINDOW = 1024;
     /**
      * How often the writer folds new envelopes' audit entries into the audit table while writes
-     * come in. Longer intervals make longer folds, which the
-     * next batch waits for; shorter ones write each inbox's page more often (BENCHMARKS.md, "Issue
-     * 15, stop 45": 25 ms gave a lower p99 and 7 % fewer sends, 400 ms the reverse, both when each
-     * fold's commit was fsynced; stop 46, unsynced: 50 ms made the pauses 40 % shorter for one point
-     * more of the writer's time, left for an A/B on a fast day).
+     * come in. Longer intervals make longer folds, which the next batch waits for; shorter ones
+     * write the by-rule index's pages more often. Measured when the fold wrote the inboxes' order
+     * too (BENCHMARKS.md, "Issue 15, stop 45": 25 ms gave a lower p99 and 7 % fewer sends, 400 ms
+     * the reverse, both when each fold's commit was fsynced; stop 46, unsynced: 50 ms made the
+     * pauses 40 % shorter for one point more of the writer's time, left for an A/B on a fast day).
      */
     static final Duration AUDIT_FOLD_EVERY = Duration.ofMillis(100);
     /** The writer's upkeep ({@link Ledger#fold}), as the log names it. */
