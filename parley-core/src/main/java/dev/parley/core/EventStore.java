@@ -57,9 +57,11 @@ public interface EventStore extends AutoCloseable {
      * {@code redeliverAfter} is set. May return before the marks are committed: marks of many
      * streams are gathered into one write. {@code delivered} are one inbox's envelopes; an inbox
      * has a bounded number of marks waiting for their commit, and past it this waits until the
-     * writer commits some (a catch-up faster than the writer, a full disk).
+     * writer commits some (a catch-up faster than the writer, a full disk), running
+     * {@code whileWaiting} on the caller's thread after each second of it (a stream's heartbeat);
+     * what that throws ends the wait and comes out of this, the marks kept all the same.
      */
-    void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter);
+    void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter, Runnable whileWaiting);
 
     /**
      * {@link #markDelivered}, returning only once the marks are committed: for a poller, whose

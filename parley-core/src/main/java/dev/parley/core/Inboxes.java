@@ -108,10 +108,12 @@ public final class Inboxes {
     /**
      * A stream wrote {@code written}: for the owner they are delivered (marks of many streams
      * are gathered into one write), and an ack check follows when the node's policy asks for one.
+     * Should the inbox's marks wait for the store ({@link EventStore#markDelivered}), this runs
+     * {@code whileWaiting} meanwhile.
      */
-    public void delivered(Inbox inbox, List<Envelope> written) {
+    public void delivered(Inbox inbox, List<Envelope> written, Runnable whileWaiting) {
         if (inbox.reader.takesDelivery()) {
-            store.markDelivered(written, clock.instant(), policies.of(inbox.node).redeliverAfter());
+            store.markDelivered(written, clock.instant(), policies.of(inbox.node).redeliverAfter(), whileWaiting);
         }
     }
 }

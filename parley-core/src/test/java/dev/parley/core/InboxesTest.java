@@ -76,7 +76,7 @@ class InboxesTest {
 
         assertEquals(InboxReader.OBSERVER, looked.reader());
         assertEquals(List.of(sent), inboxes.page(looked, 0, 10).items());
-        inboxes.delivered(looked, List.of(sent));
+        inboxes.delivered(looked, List.of(sent), () -> { });
         store.commitMarks();
         assertEquals(DeliveryState.ACCEPTED, store.state(sent.id()));
         assertEquals(List.of(sent), inboxes.replay(inboxes.own(as("a2")), Replay.UNDELIVERED, 0, 10),
@@ -106,7 +106,7 @@ class InboxesTest {
         Envelope sent = send("a1", "a2", "hi");
         Inboxes.Inbox own = inboxes.own(as("a2"));
 
-        inboxes.delivered(own, inboxes.after(own, 0, 10));
+        inboxes.delivered(own, inboxes.after(own, 0, 10), () -> { });
         assertEquals(DeliveryState.ACCEPTED, store.state(sent.id()), "stream marks are gathered, not waited for");
         store.commitMarks();
         assertEquals(DeliveryState.DELIVERED, store.state(sent.id()));

@@ -185,7 +185,8 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     }
 
     @Override
-    public synchronized void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+    public synchronized void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter,
+                                           Runnable whileWaiting) {
         List<Envelope> batch = List.copyOf(delivered);
         pendingMarks.add(() -> mark(batch, at, redeliverAfter));
     }
@@ -196,7 +197,7 @@ final class MemoryStore implements EventStore, DeliveryStore, TopicStore, TaskSt
     @Override
     public synchronized void markDeliveredNow(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
         if (full) { // the store's batched marks keep them while the inbox has room, as this always does
-            markDelivered(delivered, at, redeliverAfter);
+            markDelivered(delivered, at, redeliverAfter, () -> { });
             return;
         }
         mark(delivered, at, redeliverAfter);

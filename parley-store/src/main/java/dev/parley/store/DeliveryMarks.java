@@ -69,10 +69,13 @@ final class DeliveryMarks {
      * Queues a mark of {@code envelopes}, one inbox's, kept without their text and data: whole
      * envelopes waiting here held 57,000 texts a second and a half into a replay of a
      * never-delivered backlog. Waits first while the inbox has no room for them: until the
-     * writer commits some of its marks, or, on a full disk, until writes work again.
+     * writer commits some of its marks, or, on a full disk, until writes work again. Meanwhile
+     * {@code whileWaiting} runs after each second of waiting, on the caller's thread (a stream
+     * writes its heartbeat there); what it throws ends the wait, the mark queued all the same.
      */
-    void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter) {
+    void add(List<Envelope> envelopes, Instant at, Optional<Duration> redeliverAfter, Runnable whileWaiting) {
         NodeId inbox = envelopes.getFirst().to();
+        RuntimeException ended = null;
         while (!take(inbox, envelopes.size())) {
             flush(); // a job for the marks ahead, should none be queued (one that failed is not again by itself)
             lock.lock();
@@ -87,8 +90,18 @@ final class DeliveryMarks {
             } finally {
                 lock.unlock();
             }
+            try {
+                whileWaiting.run();
+            } catch (RuntimeException e) { // the envelopes were written all the same: their mark is kept
+                ended = e;
+                forceTake(inbox, envelopes.size());
+                break;
+            }
         }
         queue(envelopes, at, redeliverAfter);
+        if (ended != null) {
+            throw ended;
+        }
     }
 
     /**
@@ -122,7 +135,12 @@ final class DeliveryMarks {
     }
 
     private void forceTake(NodeId inbox, int envelopes) {
-        uncommitted.merge(inbox, envelopes, Integer::sum);
+        lock.lock(); // held already where a take found room
+        try {
+            uncommitted.merge(inbox, envelopes, Integer::sum);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Room for {@code envelopes} more marks of {@code inbox}; a mark larger than the bound fits an inbox with none. */

@@ -368,11 +368,12 @@ public final class SqliteStore implements EventStore {
     }
 
     @Override
-    public void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter) {
+    public void markDelivered(List<Envelope> delivered, Instant at, Optional<Duration> redeliverAfter,
+                              Runnable whileWaiting) {
         if (delivered.isEmpty()) {
             return;
         }
-        marks.add(delivered, at, redeliverAfter);
+        marks.add(delivered, at, redeliverAfter, whileWaiting);
     }
 
     @Override

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -73,10 +77,10 @@ class DeliveryMarksTest {
 
         try {
             held.holdNextCommit();
-            store.markDelivered(pages.getFirst(), NOW, Optional.empty());
+            store.markDelivered(pages.getFirst(), NOW, Optional.empty(), () -> { });
             held.awaitHolding();
             for (List<Envelope> page : pages.subList(1, pages.size())) {
-                store.markDelivered(page, NOW, Optional.empty());
+                store.markDelivered(page, NOW, Optional.empty(), () -> { });
             }
         } finally {
             held.release();
@@ -109,19 +113,19 @@ class DeliveryMarksTest {
             Future<?> past;
             try {
                 held.holdNextCommit();
-                store.markDelivered(page, NOW, Optional.empty());
+                store.markDelivered(page, NOW, Optional.empty(), () -> { });
                 held.awaitHolding();
                 for (int i = 1; i < room; i++) { // the same page again: marking twice changes nothing
-                    store.markDelivered(page, NOW, Optional.empty());
+                    store.markDelivered(page, NOW, Optional.empty(), () -> { });
                 }
                 past = streams.submit(() -> {
                     waiting.complete(Thread.currentThread());
-                    store.markDelivered(page, NOW, Optional.empty());
+                    store.markDelivered(page, NOW, Optional.empty(), () -> { });
                 });
                 Thread stream = waiting.get(10, TimeUnit.SECONDS);
                 await().atMost(Duration.ofSeconds(10)).until(() -> stream.getState() == Thread.State.TIMED_WAITING);
                 assertFalse(past.isDone(), "the writer is held: the inbox's marks cannot be committed");
-                streams.submit(() -> store.markDelivered(other, NOW, Optional.empty())).get(10, TimeUnit.SECONDS);
+                streams.submit(() -> store.markDelivered(other, NOW, Optional.empty(), () -> { })).get(10, TimeUnit.SECONDS);
             } finally {
                 held.release();
             }
@@ -129,6 +133,43 @@ class DeliveryMarksTest {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> store.undeliveredAfter(WORKER, 0, PAGE).isEmpty()
                 && store.undeliveredAfter(OTHER, 0, PAGE).isEmpty());
+    }
+
+    /**
+     * While a stream waits for its inbox's marks it hears about it once a second (it writes its
+     * heartbeat then); should that fail (the client is gone), the wait ends with the failure and
+     * the stream's mark is kept all the same, to be committed with the others: its envelopes
+     * were written.
+     */
+    @Test
+    void aStreamThatEndsWhileItsMarksWaitHasThemCommittedAllTheSame() throws Exception {
+        HeldWriter held = open(marked -> { }, () -> { });
+        List<List<Envelope>> pages = pages(WORKER, 2);
+        int room = DeliveryMarks.UNCOMMITTED_PER_INBOX / PAGE;
+        AtomicInteger heard = new AtomicInteger();
+
+        try (var streams = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<?> ended;
+            try {
+                held.holdNextCommit();
+                store.markDelivered(pages.getFirst(), NOW, Optional.empty(), () -> { });
+                held.awaitHolding();
+                for (int i = 1; i < room; i++) {
+                    store.markDelivered(pages.getFirst(), NOW, Optional.empty(), () -> { });
+                }
+                ended = streams.submit(() -> store.markDelivered(pages.getLast(), NOW, Optional.empty(), () -> {
+                    heard.incrementAndGet();
+                    throw new UncheckedIOException(new IOException("the client is gone"));
+                }));
+                ExecutionException failure = assertThrows(ExecutionException.class,
+                        () -> ended.get(10, TimeUnit.SECONDS));
+                assertEquals("the client is gone", failure.getCause().getCause().getMessage());
+                assertEquals(1, heard.get());
+            } finally {
+                held.release();
+            }
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> store.undeliveredAfter(WORKER, 0, 2 * PAGE).isEmpty());
     }
 
     /** Opens the store with a writer the test can hold; {@code delivered} and {@code announcing} see the notifier's calls. */

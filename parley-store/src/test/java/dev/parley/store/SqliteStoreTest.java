@@ -179,7 +179,7 @@ class SqliteStoreTest {
         open();
         Envelope first = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
         Envelope second = store.append(draft(LEAD, WORKER, Optional.empty()), audit(), Optional.empty(), Optional.empty()).envelope();
-        store.markDelivered(List.of(first), NOW, Optional.empty());
+        store.markDelivered(List.of(first), NOW, Optional.empty(), () -> { });
         store.audit(audit()); // a synchronous write after the queued one: both are committed when it returns
         assertEquals(List.of(second.id()), store.undeliveredAfter(WORKER, 0, 10).stream().map(Envelope::id).toList());
         var record = store.message(first.id()).orElseThrow();
@@ -395,7 +395,7 @@ class SqliteStoreTest {
             page.add(store.append(draft(LEAD, WORKER, Optional.empty(), "text " + i), audit(), Optional.empty(),
                     Optional.empty()).envelope());
         }
-        store.markDelivered(page, NOW, Optional.empty());
+        store.markDelivered(page, NOW, Optional.empty(), () -> { });
         store.close(); // the announcer has announced every committed batch once close returns
 
         assertEquals(page.stream().map(Envelope::withoutPayload).toList(), announced,

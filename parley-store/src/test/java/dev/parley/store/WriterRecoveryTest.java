@@ -238,7 +238,7 @@ class WriterRecoveryTest {
         injectFault("BEFORE UPDATE OF delivered_at ON envelopes");
 
         fault(true);
-        store.markDelivered(List.of(envelope), NOW, Optional.empty());
+        store.markDelivered(List.of(envelope), NOW, Optional.empty(), () -> { });
         try {
             store.audit(audit()); // queued after the mark: once it is answered, the mark's commit was tried
         } catch (ParleyException sharedTheLostTransaction) {

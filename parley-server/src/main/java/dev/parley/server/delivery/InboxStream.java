@@ -149,7 +149,22 @@ public final class InboxStream {
         ByteArrayOutputStream frames = EnvelopeFrames.buffer(batch, 0);
         EnvelopeFrames.write(frames, batch, advancesCursor);
         watch.write(out, frames);
-        inboxes.delivered(inbox, batch);
+        inboxes.delivered(inbox, batch, () -> heartbeatIfDue(out, watch));
         return batch.getLast().seq();
+    }
+
+    /**
+     * While the stream's marks wait for the store (its inbox's bound of uncommitted marks
+     * reached: a catch-up ahead of the writer, a full disk), the client still hears from it at
+     * the heartbeat's pace, as API.md promises.
+     */
+    private static void heartbeatIfDue(OutputStream out, StreamWatchdog.Watch watch) {
+        if (watch.heartbeatDue()) {
+            try {
+                watch.write(out, HEARTBEAT);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 }
