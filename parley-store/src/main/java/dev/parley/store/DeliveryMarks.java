@@ -94,7 +94,12 @@ final class DeliveryMarks {
                 whileWaiting.run();
             } catch (RuntimeException e) { // the envelopes were written all the same: their mark is kept
                 ended = e;
-                forceTake(inbox, envelopes.size());
+                lock.lock();
+                try {
+                    forceTake(inbox, envelopes.size());
+                } finally {
+                    lock.unlock();
+                }
                 break;
             }
         }
@@ -135,12 +140,7 @@ final class DeliveryMarks {
     }
 
     private void forceTake(NodeId inbox, int envelopes) {
-        lock.lock(); // held already where a take found room
-        try {
-            uncommitted.merge(inbox, envelopes, Integer::sum);
-        } finally {
-            lock.unlock();
-        }
+        uncommitted.merge(inbox, envelopes, Integer::sum);
     }
 
     /** Room for {@code envelopes} more marks of {@code inbox}; a mark larger than the bound fits an inbox with none. */
