@@ -19,9 +19,6 @@ import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.metrics.Metrics;
 import dev.parley.server.wire.Json;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
-import io.helidon.webserver.ServerConnectionException;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -128,8 +125,8 @@ public final class A2aRoutes {
     }
 
     private static void cardAnswer(Exchange ex, ObjectNode card, String cacheScope) {
-        ex.response().header(HeaderNames.CACHE_CONTROL, cacheScope + ", max-age=60");
-        ex.response().header(HeaderNames.VARY, A2aVersion.HEADER + ", Authorization");
+        ex.answerHeader("Cache-Control", cacheScope + ", max-age=60");
+        ex.answerHeader("Vary", A2aVersion.HEADER + ", Authorization");
         ex.json(200, card);
     }
 
@@ -149,7 +146,7 @@ public final class A2aRoutes {
     private static Principal authenticated(Exchange ex) {
         Optional<Principal> principal = ex.optionalCaller();
         if (principal.isEmpty()) {
-            ex.response().header(HeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"parley\"");
+            ex.answerHeader("WWW-Authenticate", "Bearer realm=\"parley\"");
             throw new A2aError(A2aError.Kind.REFUSED, ex.header("Authorization").isPresent()
                     ? "the bearer token is not valid (unknown, rotated or of a deleted node)"
                     : "missing Authorization: Bearer <node token>", 401,
@@ -407,7 +404,7 @@ public final class A2aRoutes {
                 || (e.kind == A2aError.Kind.REFUSED && e.httpStatus == 404); // no token, too large, no such agent
         int status = httpLevel ? e.httpStatus : e.kind == A2aError.Kind.INTERNAL ? 500 : 200;
         if (streamed && status == 200) {
-            ex.response().header(HeaderNames.CACHE_CONTROL, "no-cache");
+            ex.answerHeader("Cache-Control", "no-cache");
             send(ex, 200, EVENT_STREAM, errorEvent(rpcErrorBody(id, e, shape)));
             return;
         }
@@ -437,12 +434,9 @@ public final class A2aRoutes {
      */
     private void stream(Exchange ex, Principal.Caller caller, Task task, A2aVersion v, Frame frame,
                         java.util.function.Function<A2aError, ObjectNode> errorFrame) {
-        var response = ex.response();
-        response.status(Status.OK_200);
-        response.header(HeaderNames.CONTENT_TYPE, EVENT_STREAM);
-        response.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        ex.answerHeader("Cache-Control", "no-cache");
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
-        try (OutputStream out = response.outputStream()) {
+        try (OutputStream out = ex.stream(EVENT_STREAM)) {
             A2aAgent.Sink sink = new A2aAgent.Sink() {
                 @Override
                 public void send(String member, ObjectNode payload) throws IOException {
@@ -460,7 +454,7 @@ public final class A2aRoutes {
                 watch.write(out, errorEvent(errorFrame.apply(e instanceof A2aError a ? a : A2aError.from(
                         (ParleyException) e))));
             }
-        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+        } catch (IOException | UncheckedIOException | InterruptedException e) {
             if (watch.tripped()) {
                 metrics.slowReadersDisconnected.increment();
                 LOG.log(Level.WARNING, "disconnected a slow reader of the A2A stream of task " + task.id()
@@ -641,9 +635,6 @@ public final class A2aRoutes {
     }
 
     private void restError(Exchange ex, A2aError e) {
-        if (ex.response().isSent()) {
-            return;
-        }
         send(ex, e.httpStatus, A2aWire.A2A_JSON, Json.bytes(restErrorBody(e)));
     }
 
@@ -665,12 +656,9 @@ public final class A2aRoutes {
     }
 
     private static void send(Exchange ex, int status, String contentType, byte[] body) {
-        if (ex.response().isSent()) {
-            return;
+        if (!ex.answered()) {
+            ex.send(status, contentType, body);
         }
-        ex.response().status(Status.create(status));
-        ex.response().header(HeaderNames.CONTENT_TYPE, contentType);
-        ex.response().send(body);
     }
 
     // ------------------------------------------------------------------ parameters

@@ -5,10 +5,8 @@ import dev.parley.core.InboxReader;
 import dev.parley.core.Inboxes;
 import dev.parley.core.NodeId;
 import dev.parley.core.Replay;
+import dev.parley.server.http.Exchange;
 import dev.parley.server.metrics.Metrics;
-import io.helidon.http.HeaderNames;
-import io.helidon.webserver.ServerConnectionException;
-import io.helidon.webserver.http.ServerResponse;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -32,6 +31,8 @@ import java.util.logging.Logger;
 public final class InboxStream {
     private static final Logger LOG = Logger.getLogger(InboxStream.class.getName());
     private static final int BATCH = 256;
+    /** The media type of the hub's SSE streams. */
+    static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
     /** How long an EventSource waits before it reconnects; its default is a few seconds. */
     private static final Duration RECONNECT = Duration.ofSeconds(1);
     private static final byte[] READY = (": parley ready\nretry: " + RECONNECT.toMillis() + "\n\n")
@@ -51,11 +52,15 @@ public final class InboxStream {
         this.metrics = metrics;
     }
 
-    public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, ServerResponse response) {
+    public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Exchange ex) {
+        ex.answerHeader("Cache-Control", "no-cache");
+        serve(inbox, cursor, replay, () -> ex.stream(EVENT_STREAM));
+    }
+
+    /** {@link #serve(Inboxes.Inbox, OptionalLong, Replay, Exchange)} into the body {@code answer} opens. */
+    void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Supplier<OutputStream> answer) {
         NodeId node = inbox.node();
         InboxReader reader = inbox.reader();
-        response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
-        response.header(HeaderNames.CACHE_CONTROL, "no-cache");
         InboxFeeds.Feed feed = feeds.acquire(node, reader);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         metrics.openStreams.incrementAndGet();
@@ -63,7 +68,7 @@ public final class InboxStream {
         InboxFeeds.Taken taken = feed.startTaking(reader);
         BacklogPages<List<Envelope>> backlog =
                 new BacklogPages<>(BATCH, after -> inboxes.after(inbox, after, BATCH), Function.identity());
-        try (OutputStream out = response.outputStream()) {
+        try (OutputStream out = answer.get()) {
             watch.write(out, READY);
             position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
             while (!feed.closed()) {
@@ -88,7 +93,7 @@ public final class InboxStream {
                     }
                 }
             }
-        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+        } catch (IOException | UncheckedIOException | InterruptedException e) {
             if (watch.tripped()) {
                 metrics.slowReadersDisconnected.increment();
                 LOG.log(Level.WARNING, "disconnected a slow reader of " + node + " after seq " + position

@@ -4,10 +4,8 @@ import dev.parley.core.Envelope;
 import dev.parley.core.Messages;
 import dev.parley.core.Notifier;
 import dev.parley.core.Principal;
+import dev.parley.server.http.Exchange;
 import dev.parley.server.metrics.Metrics;
-import io.helidon.http.HeaderNames;
-import io.helidon.webserver.ServerConnectionException;
-import io.helidon.webserver.http.ServerResponse;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -67,13 +65,12 @@ public final class MessageFlow implements Notifier {
      * Streams to {@code viewer} until it leaves, the hub stops, or {@code stillValid} turns false
      * (its token was rotated or its node deleted: the token is checked again before each write).
      */
-    public void serve(Principal viewer, BooleanSupplier stillValid, ServerResponse response) {
-        response.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
-        response.header(HeaderNames.CACHE_CONTROL, "no-cache");
+    public void serve(Principal viewer, BooleanSupplier stillValid, Exchange ex) {
+        ex.answerHeader("Cache-Control", "no-cache");
         Follower follower = new Follower(viewer);
         followers.add(follower);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
-        try (OutputStream out = response.outputStream()) {
+        try (OutputStream out = ex.stream(InboxStream.EVENT_STREAM)) {
             watch.write(out, READY);
             while (!closed) {
                 Taken taken = follower.take(watch);
@@ -82,7 +79,7 @@ public final class MessageFlow implements Notifier {
                 }
                 watch.write(out, frames(taken));
             }
-        } catch (IOException | UncheckedIOException | ServerConnectionException | InterruptedException e) {
+        } catch (IOException | UncheckedIOException | InterruptedException e) {
             LOG.log(watch.tripped() ? Level.WARNING : Level.FINE, "a message flow stream of " + viewer.name()
                     + " ended" + (watch.tripped() ? " for a reader that stopped reading" : ": " + e));
         } finally {

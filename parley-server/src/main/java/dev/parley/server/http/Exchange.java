@@ -10,11 +10,13 @@ import dev.parley.server.wire.Json;
 import dev.parley.server.wire.Views;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
+import io.helidon.webserver.ServerConnectionException;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.Optional;
@@ -24,7 +26,9 @@ import java.util.function.Supplier;
 /**
  * One HTTP request and its response, with the reading and answering every route shares:
  * the caller from the bearer token, a size-limited body, typed query parameters, JSON
- * answers and error bodies.
+ * answers and error bodies. Routes reach the HTTP server only through it (and the server's
+ * types stay in this package and {@code Hub}), so that the edge can change under them
+ * (docs/idle-streams-edge.md).
  */
 public final class Exchange {
     private static final String BEARER = "Bearer ";
@@ -44,10 +48,6 @@ public final class Exchange {
         this.tokens = tokens;
         this.tokenless = tokenless;
         this.maxBodyBytes = maxBodyBytes;
-    }
-
-    public ServerResponse response() {
-        return response;
     }
 
     /** The caller, from the bearer token (or, on a route that allows it, the caller of requests without one). */
@@ -189,7 +189,33 @@ public final class Exchange {
     }
 
     public void noContent() {
-        response.status(Status.NO_CONTENT_204).send();
+        empty(204);
+    }
+
+    /** Answers {@code status} without a body. */
+    public void empty(int status) {
+        response.status(Status.create(status)).send();
+    }
+
+    /** Sets a header of the answer, before it is sent. */
+    public void answerHeader(String name, String value) {
+        response.header(HeaderNames.create(name), value);
+    }
+
+    /** Whether the answer has begun: a stream that failed after its first write cannot answer again. */
+    public boolean answered() {
+        return response.isSent();
+    }
+
+    /**
+     * Answers 200 with a body of {@code contentType} written as it is produced (an SSE stream, an
+     * export). A client that is gone fails the stream's writes with an {@link IOException},
+     * whatever the server's own exception for it.
+     */
+    public OutputStream stream(String contentType) {
+        response.status(Status.OK_200);
+        response.header(HeaderNames.CONTENT_TYPE, contentType);
+        return new ClientStream(response.outputStream());
     }
 
     public void text(String contentType, String body) {
@@ -208,10 +234,52 @@ public final class Exchange {
         json(e.code().status(), body);
     }
 
-    private void send(int status, String contentType, byte[] bytes) {
+    /** Answers {@code status} with the whole body. */
+    public void send(int status, String contentType, byte[] bytes) {
         response.status(Status.create(status));
         response.header(HeaderNames.CONTENT_TYPE, contentType);
         response.send(bytes);
+    }
+
+    /** A response's output stream whose failures for a client that is gone are {@link IOException}s. */
+    private static final class ClientStream extends OutputStream {
+        private final OutputStream out;
+
+        ClientStream(OutputStream out) {
+            this.out = out;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            guarded(() -> out.write(b));
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            guarded(() -> out.write(b, off, len));
+        }
+
+        @Override
+        public void flush() throws IOException {
+            guarded(out::flush);
+        }
+
+        @Override
+        public void close() throws IOException {
+            guarded(out::close);
+        }
+
+        private interface Write {
+            void run() throws IOException;
+        }
+
+        private static void guarded(Write write) throws IOException {
+            try {
+                write.run();
+            } catch (ServerConnectionException e) {
+                throw new IOException("the client's connection is gone", e);
+            }
+        }
     }
 
     private static ParleyException tooLarge(long limit) {

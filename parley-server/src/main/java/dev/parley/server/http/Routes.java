@@ -96,7 +96,7 @@ public final class Routes {
             methods.forEach((method, endpoint) -> routing.route(method, path, guard(endpoint, anonymous)));
             String allow = methods.keySet().stream().map(Method::text).collect(Collectors.joining(", "));
             routing.any(path, guard(exchange -> {
-                        exchange.response().header(HeaderNames.ALLOW, allow);
+                        exchange.answerHeader("Allow", allow);
                         throw new ParleyException(ErrorCode.METHOD_NOT_ALLOWED,
                                 "this path answers " + allow + " only");
                     }, anonymous));

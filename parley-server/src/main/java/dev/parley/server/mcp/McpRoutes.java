@@ -14,8 +14,6 @@ import dev.parley.mcp.McpVersion;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
 import dev.parley.server.wire.Json;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
 
 import java.net.URI;
 import java.time.InstantSource;
@@ -122,7 +120,7 @@ public final class McpRoutes {
         McpSession session;
         if (initialize) {
             session = sessions.create(node.value(), clock.instant());
-            ex.response().header(HeaderNames.create(SESSION_HEADER), session.id());
+            ex.answerHeader(SESSION_HEADER, session.id());
         } else {
             Optional<String> version = ex.header(VERSION_HEADER);
             if (version.isPresent() && !McpProtocol.VERSIONS.contains(version.get().strip())) {
@@ -151,7 +149,7 @@ public final class McpRoutes {
         if (answer.isPresent()) {
             ex.json(200, answer.get());
         } else {
-            ex.response().status(Status.ACCEPTED_202).send();
+            ex.empty(202);
         }
     }
 

@@ -4,9 +4,6 @@ import dev.parley.core.ErrorCode;
 import dev.parley.core.ParleyException;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerResponse;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -49,7 +46,8 @@ public final class ConsoleRoutes {
 
     public void register(Routes routes) {
         routes.get("/console", ex -> { // relative links resolve under /console/; a #token=… fragment survives
-            ex.response().status(Status.MOVED_PERMANENTLY_301).header(HeaderNames.LOCATION, "/console/").send();
+            ex.answerHeader("Location", "/console/");
+            ex.empty(301);
         })
                 .get("/console/", ex -> serve(ex, "index.html"))
                 .get("/console/{file}", ex -> serve(ex, ex.path("file")))
@@ -61,18 +59,16 @@ public final class ConsoleRoutes {
         if (asset == null) {
             throw new ParleyException(ErrorCode.NOT_FOUND, "the console has no file " + name);
         }
-        ServerResponse response = ex.response();
-        response.header(HeaderNames.create("Content-Security-Policy"), CSP);
-        response.header(HeaderNames.X_CONTENT_TYPE_OPTIONS, "nosniff");
-        response.header(HeaderNames.create("Referrer-Policy"), "no-referrer");
-        response.header(HeaderNames.CACHE_CONTROL, "no-cache"); // kept, but asked again: a new hub's files show at once
-        response.header(HeaderNames.ETAG, asset.etag());
+        ex.answerHeader("Content-Security-Policy", CSP);
+        ex.answerHeader("X-Content-Type-Options", "nosniff");
+        ex.answerHeader("Referrer-Policy", "no-referrer");
+        ex.answerHeader("Cache-Control", "no-cache"); // kept, but asked again: a new hub's files show at once
+        ex.answerHeader("ETag", asset.etag());
         if (ex.header("If-None-Match").filter(asset.etag()::equals).isPresent()) {
-            response.status(Status.NOT_MODIFIED_304).send();
+            ex.empty(304);
             return;
         }
-        response.header(HeaderNames.CONTENT_TYPE, asset.type());
-        response.send(asset.bytes());
+        ex.send(200, asset.type(), asset.bytes());
     }
 
     /** Where a WebJar's files are, by the version its own pom.properties names. */

@@ -17,8 +17,6 @@ import dev.parley.server.http.Routes;
 import dev.parley.server.metrics.Metrics;
 import dev.parley.server.wire.Json;
 import dev.parley.server.wire.Views;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
 
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -141,10 +139,8 @@ public final class OpsRoutes {
     private void exportLines(Exchange ex, Principal caller, AuditQuery query, long limit) throws IOException {
         AuditQuery page = query.limit((int) Math.min(MAX_PAGE, limit));
         List<AuditRecord> records = auditLog.read(caller, page);
-        ex.response().status(Status.OK_200);
-        ex.response().header(HeaderNames.CONTENT_TYPE, "application/x-ndjson");
         // Many small writes: buffered here, as the server buffers no output stream (see Hub).
-        try (OutputStream out = new BufferedOutputStream(ex.response().outputStream(), EXPORT_BUFFER)) {
+        try (OutputStream out = new BufferedOutputStream(ex.stream("application/x-ndjson"), EXPORT_BUFFER)) {
             long written = 0;
             while (true) {
                 for (AuditRecord record : records) {

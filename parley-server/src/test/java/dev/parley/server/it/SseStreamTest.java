@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -378,6 +379,25 @@ class SseStreamTest {
             hub.sendOk(p[1], p[2], "between beats");
             assertEquals(1, s.nextEvent(WAIT).seq());
         }
+    }
+
+    /**
+     * A reader that goes away is found by the stream's next write (here its heartbeats), and the
+     * stream ends through its own way out: the hub's word for the failure, the stream closed and
+     * counted out, nothing left for the route's error handling.
+     */
+    @Test
+    void aReaderThatGoesAwayEndsItsStreamAtTheNextWrite() {
+        String[] p = pair();
+        try (LogCapture log = LogCapture.of("dev.parley.server.delivery.InboxStream")) {
+            try (SseClient s = SseClient.open(hub, "/v1/inbox/stream", p[3], null)) {
+                s.expectReady(WAIT);
+            }
+            String ended = "stream of " + p[2] + " ended: java.io.IOException: the client's connection is gone";
+            await().atMost(WAIT).until(() -> !log.messages(Level.FINE, ended).isEmpty());
+            awaitNoOpenStreams();
+        }
+        hub.assertStillServes();
     }
 
     @Test
