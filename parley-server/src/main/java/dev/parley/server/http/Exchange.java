@@ -209,8 +209,9 @@ public final class Exchange {
 
     /**
      * Answers 200 with a body of {@code contentType} written as it is produced (an SSE stream, an
-     * export). A client that is gone fails the stream's writes with an {@link IOException},
-     * whatever the server's own exception for it.
+     * export). A client that is gone fails the stream's writes with an {@link IOException}
+     * ({@link ClientGone}), whatever the server's own exception for it; a route that lets it
+     * out has its connection closed without an answer, as nobody is left to read one.
      */
     public OutputStream stream(String contentType) {
         response.status(Status.OK_200);
@@ -277,8 +278,23 @@ public final class Exchange {
             try {
                 write.run();
             } catch (ServerConnectionException e) {
-                throw new IOException("the client's connection is gone", e);
+                throw new ClientGone(e);
             }
+        }
+    }
+
+    /** A write to a client whose connection is gone. */
+    static final class ClientGone extends IOException {
+        private final ServerConnectionException connection;
+
+        ClientGone(ServerConnectionException connection) {
+            super("the client's connection is gone", connection);
+            this.connection = connection;
+        }
+
+        /** The server's own word for it, which closes the connection when a handler throws it. */
+        ServerConnectionException connection() {
+            return connection;
         }
     }
 

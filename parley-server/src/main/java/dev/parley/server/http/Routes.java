@@ -118,6 +118,8 @@ public final class Routes {
                 endpoint.handle(exchange);
             } catch (CloseConnectionException gone) {
                 throw gone; // the socket failed or was closed: nobody is left to answer
+            } catch (Exchange.ClientGone gone) {
+                throw gone.connection(); // the same, met by a stream the route wrote
             } catch (ParleyException e) {
                 if (!response.isSent()) {
                     exchange.error(e);

@@ -4,18 +4,24 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.server.HubConfig;
 import dev.parley.server.it.HubFixture;
 import dev.parley.server.it.HubFixture.Resp;
+import dev.parley.server.it.LogCapture;
+import dev.parley.server.rest.MessageRoutes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.logging.Level;
 
 import static dev.parley.server.it.HubFixture.assertError;
 import static dev.parley.server.it.HubFixture.assertStatus;
@@ -201,5 +207,38 @@ class AuditQueryTest {
         String lead = hub.createNode("lead", null);
         hub.sendOk(lead, "lead", "to myself");
         assertEquals(2, audit("").size());
+    }
+
+    /**
+     * A reader that leaves in the middle of a JSON Lines export: the export's next write fails,
+     * and the connection is closed without an answer and without an alarm, as for any client
+     * that goes away (ten megabytes of entries, more than the sockets between them can hold).
+     */
+    @Test
+    void anExportWhoseReaderLeavesEndsQuietly() throws Exception {
+        hub = HubFixture.start(dir, HubFixture::unthrottled);
+        String lead = hub.createNode("lead", null);
+        hub.createNode("w1", "lead");
+        List<Object> messages = new ArrayList<>();
+        for (int i = 0; i < MessageRoutes.MAX_BATCH; i++) {
+            messages.add(HubFixture.obj("to", "w1", "text", "m" + i));
+        }
+        for (int batch = 0; batch < 30; batch++) {
+            assertEquals(1000L, assertStatus(200, hub.post(lead, "/v1/messages:batch", HubFixture.obj("messages", messages))).num("accepted"));
+        }
+        double connections = hub.metric("parley_open_connections");
+        try (LogCapture routes = LogCapture.of("dev.parley.server.http.Routes")) {
+            try (Socket reader = new Socket()) {
+                reader.setReceiveBufferSize(4096);
+                reader.connect(new InetSocketAddress("127.0.0.1", hub.port()));
+                reader.getOutputStream().write(("GET /v1/audit?format=jsonl HTTP/1.1\r\nHost: parley\r\n"
+                        + "Authorization: Bearer " + hub.admin() + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                assertEquals("HTTP/1.1 200", new String(reader.getInputStream().readNBytes(12), StandardCharsets.US_ASCII));
+                reader.setSoLinger(true, 0); // closed with a reset: the export's next write fails
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> hub.metric("parley_open_connections") <= connections);
+            assertEquals(List.of(), routes.messages(Level.SEVERE, ""), "a reader that leaves is no failure of the hub");
+        }
+        assertEquals(1, audit("?action=send&limit=1").size(), "the hub still answers");
     }
 }
