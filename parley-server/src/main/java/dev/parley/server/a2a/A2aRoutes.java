@@ -52,7 +52,6 @@ import java.util.logging.Logger;
 public final class A2aRoutes {
     private static final Logger LOG = Logger.getLogger(A2aRoutes.class.getName());
     private static final String JSONRPC = "application/json";
-    private static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
     private static final byte[] HEARTBEAT = ": hb\n\n".getBytes(StandardCharsets.UTF_8);
     private static final int DEFAULT_PAGE = 50;
     private static final int MAX_PAGE = 100;
@@ -405,7 +404,7 @@ public final class A2aRoutes {
         int status = httpLevel ? e.httpStatus : e.kind == A2aError.Kind.INTERNAL ? 500 : 200;
         if (streamed && status == 200) {
             ex.answerHeader("Cache-Control", "no-cache");
-            send(ex, 200, EVENT_STREAM, errorEvent(rpcErrorBody(id, e, shape)));
+            send(ex, 200, Exchange.EVENT_STREAM, errorEvent(rpcErrorBody(id, e, shape)));
             return;
         }
         send(ex, status, JSONRPC, Json.bytes(rpcErrorBody(id, e, shape)));
@@ -434,9 +433,8 @@ public final class A2aRoutes {
      */
     private void stream(Exchange ex, Principal.Caller caller, Task task, A2aVersion v, Frame frame,
                         java.util.function.Function<A2aError, ObjectNode> errorFrame) {
-        ex.answerHeader("Cache-Control", "no-cache");
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
-        try (OutputStream out = ex.stream(EVENT_STREAM)) {
+        try (OutputStream out = ex.eventStream()) {
             A2aAgent.Sink sink = new A2aAgent.Sink() {
                 @Override
                 public void send(String member, ObjectNode payload) throws IOException {

@@ -31,8 +31,6 @@ import java.util.logging.Logger;
 public final class InboxStream {
     private static final Logger LOG = Logger.getLogger(InboxStream.class.getName());
     private static final int BATCH = 256;
-    /** The media type of the hub's SSE streams. */
-    static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
     /** How long an EventSource waits before it reconnects; its default is a few seconds. */
     private static final Duration RECONNECT = Duration.ofSeconds(1);
     private static final byte[] READY = (": parley ready\nretry: " + RECONNECT.toMillis() + "\n\n")
@@ -53,8 +51,7 @@ public final class InboxStream {
     }
 
     public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Exchange ex) {
-        ex.answerHeader("Cache-Control", "no-cache");
-        serve(inbox, cursor, replay, () -> ex.stream(EVENT_STREAM));
+        serve(inbox, cursor, replay, ex::eventStream);
     }
 
     /** {@link #serve(Inboxes.Inbox, OptionalLong, Replay, Exchange)} into the body {@code answer} opens. */

@@ -66,11 +66,10 @@ public final class MessageFlow implements Notifier {
      * (its token was rotated or its node deleted: the token is checked again before each write).
      */
     public void serve(Principal viewer, BooleanSupplier stillValid, Exchange ex) {
-        ex.answerHeader("Cache-Control", "no-cache");
         Follower follower = new Follower(viewer);
         followers.add(follower);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
-        try (OutputStream out = ex.stream(InboxStream.EVENT_STREAM)) {
+        try (OutputStream out = ex.eventStream()) {
             watch.write(out, READY);
             while (!closed) {
                 Taken taken = follower.take(watch);

@@ -32,6 +32,8 @@ import java.util.function.Supplier;
  */
 public final class Exchange {
     private static final String BEARER = "Bearer ";
+    /** The media type of the hub's SSE streams. */
+    public static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
 
     private final ServerRequest request;
     private final ServerResponse response;
@@ -219,6 +221,12 @@ public final class Exchange {
         return new ClientStream(response.outputStream());
     }
 
+    /** {@link #stream} of an SSE stream: its media type, and nothing of it kept by a cache. */
+    public OutputStream eventStream() {
+        answerHeader("Cache-Control", "no-cache");
+        return stream(EVENT_STREAM);
+    }
+
     public void text(String contentType, String body) {
         send(200, contentType, body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
@@ -285,16 +293,13 @@ public final class Exchange {
 
     /** A write to a client whose connection is gone. */
     static final class ClientGone extends IOException {
-        private final ServerConnectionException connection;
-
         ClientGone(ServerConnectionException connection) {
             super("the client's connection is gone", connection);
-            this.connection = connection;
         }
 
         /** The server's own word for it, which closes the connection when a handler throws it. */
         ServerConnectionException connection() {
-            return connection;
+            return (ServerConnectionException) getCause();
         }
     }
 
