@@ -2,6 +2,7 @@ package dev.parley.bench;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -96,8 +97,10 @@ public final class BenchCompareCommand implements Callable<Integer> {
     @Option(names = "--floor",
             description = "Also run the floor under Parley's side, in the same run: the hub's HTTP transport (Helidon "
                     + "with the hub's socket settings, the same senders and SSE readers) doing none of the hub's work, "
-                    + "once answering at once (side http) and once after a group commit that appends and fsyncs the "
-                    + "bodies to a file (side http+fsync). Not with --batch or --only jetstream.")
+                    + "once answering at once (side http), once after a group commit that appends and fsyncs the "
+                    + "bodies to a file (side http+fsync), and once with that commit's thread writing each frame to "
+                    + "its stream itself instead of waking the stream's thread (side http+direct). Not with --batch "
+                    + "or --only jetstream.")
     boolean floor;
 
     @Option(names = "--rounds", paramLabel = "N", defaultValue = "1",
@@ -179,14 +182,15 @@ public final class BenchCompareCommand implements Callable<Integer> {
             all.add(rounds == 1 ? new Round(parley, jetstream, true)
                     : new Round(parley.named("parley " + i), jetstream.named("jetstream " + i), parleyFirst));
         }
-        List<Side> floors = new ArrayList<>();
+        Map<TransportFloor.Kind, Side> floors = new EnumMap<>(TransportFloor.Kind.class);
         if (floor) {
-            floors.add(runFloor(false, err));
-            floors.add(runFloor(true, err));
+            for (TransportFloor.Kind kind : TransportFloor.Kind.values()) {
+                floors.put(kind, runFloor(kind, err));
+            }
         }
         print(out, all, floors, natsVersion);
         boolean ok = all.stream().allMatch(r -> (r.parley() == null || r.parley().ok())
-                && (r.jetstream() == null || r.jetstream().r.accepted > 0)) && floors.stream().allMatch(Side::ok);
+                && (r.jetstream() == null || r.jetstream().r.accepted > 0)) && floors.values().stream().allMatch(Side::ok);
         return ok ? 0 : 1;
     }
 
@@ -221,13 +225,13 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
     }
 
-    private Side runFloor(boolean fsync, PrintWriter err) throws Exception {
+    private Side runFloor(TransportFloor.Kind kind, PrintWriter err) throws Exception {
         double loadBefore = BenchSupport.loadAverage();
-        try (TransportFloor work = new TransportFloor(load.senders, targets.inboxes, load.size, fsync, err)) {
+        try (TransportFloor work = new TransportFloor(kind, load.senders, targets.inboxes, load.size, err)) {
             Cpu[] edges = new Cpu[2];
             LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(-1),
                     w1 -> edges[1] = Cpu.now(-1));
-            return side(fsync ? "http+fsync" : "http", r, edges, loadBefore);
+            return side(kind.side, r, edges, loadBefore);
         }
     }
 
@@ -274,7 +278,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
     }
 
-    private void print(PrintWriter out, List<Round> all, List<Side> floors, String natsVersion) {
+    private void print(PrintWriter out, List<Round> all, Map<TransportFloor.Kind, Side> floors, String natsVersion) {
         Side parley = all.getFirst().parley();
         Side jetstream = all.getFirst().jetstream();
         out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %d s, "
@@ -287,7 +291,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 "lost", "load", "server", "client", "machine");
         List<Side> sides = new ArrayList<>();
         all.forEach(r -> sides.addAll(r.sides()));
-        sides.addAll(floors);
+        sides.addAll(floors.values());
         for (Side s : sides) {
             LoadResult r = s.r;
             out.printf(Locale.ROOT, fmt, s.name, String.format(Locale.ROOT, "%,.0f", r.perSecond()),
@@ -310,7 +314,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  p99 ms, median of the rounds: parley %s, jetstream %s%n",
                     BenchSupport.ms(medianOf(all, Round::parley)), BenchSupport.ms(medianOf(all, Round::jetstream)));
         }
-        for (Side f : floors) {
+        for (Side f : floors.values()) {
             out.printf(Locale.ROOT, "  %s floor: parley reaches %.2f of it%s%n", f.name,
                     parley == null ? Double.NaN : parley.r.perSecond() / f.r.perSecond(),
                     jetstream == null ? "" : String.format(Locale.ROOT, "; it is %.2fx jetstream",
@@ -318,7 +322,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
         if (!floors.isEmpty()) {
             out.println("  floor: the hub's HTTP transport with none of its work (http: answered at once; http+fsync: "
-                    + "after a group commit appending and fsyncing the bodies to a file); cpu in its client column");
+                    + "after a group commit appending and fsyncing the bodies to a file; http+direct: the same, the "
+                    + "commit's thread writing each frame to its stream, no stream thread woken); cpu in its client "
+                    + "column");
         }
         out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
         out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"
@@ -354,9 +360,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 o.put("parleyP99MsMedian", BenchSupport.round(medianOf(all, Round::parley)));
                 o.put("jetstreamP99MsMedian", BenchSupport.round(medianOf(all, Round::jetstream)));
             }
-            for (Side f : floors) {
-                o.put(f.name.equals("http") ? "floorHttp" : "floorHttpFsync", sideJson(f));
-            }
+            floors.forEach((kind, f) -> o.put(kind.json, sideJson(f)));
             o.put("ratio", ratio);
             o.put("senders", load.senders);
             o.put("inboxes", targets.inboxes);

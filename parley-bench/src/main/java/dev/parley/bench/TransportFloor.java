@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The floor under {@code bench compare}'s Parley side: the hub's HTTP transport (Helidon with
@@ -33,9 +34,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * none of the hub's work — no authentication, policy, JSON, store or delivery tracking. A POST
  * to {@code /v1/messages} names its inbox by number in {@code "to"}; the answer is a 202 with
  * the inbox's next seq, and the body goes out on that inbox's stream as one frame with that
- * seq. With {@code fsync}, one writer thread appends the bodies of everything queued to a file
- * and forces it before any of them is answered (a group commit, as the hub's writer does),
- * so the floor of a durable send on this transport is measured too.
+ * seq. With a group commit ({@link Kind#HTTP_FSYNC}, {@link Kind#HTTP_DIRECT}), one writer thread
+ * appends the bodies of everything queued to a file and forces it before any of them is answered,
+ * as the hub's writer does, so the floor of a durable send on this transport is measured too.
+ *
+ * <p>Who writes a frame: the stream's own virtual thread, woken for it, as the hub's inbox streams
+ * do today; or, with {@link Kind#HTTP_DIRECT}, the writer itself right after the commit, no stream
+ * thread woken. That floor measures what an edge whose streams are written by the committing
+ * thread would give (docs/idle-streams-edge.md); here the writer's write blocks on a slow
+ * reader, which a hub could not accept, and the bench's readers never are.
  *
  * <p>It is a measuring instrument, not a hub: tokens are inbox numbers and nothing is checked.
  * It listens on 127.0.0.1 only and lives for one bench run.
@@ -44,14 +51,37 @@ final class TransportFloor implements AutoCloseable {
     private static final byte[] TO_FIELD = "\"to\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] READY = ": parley ready\n\n".getBytes(StandardCharsets.US_ASCII);
 
-    /** One inbox: its seq and the frames its stream has yet to write. */
-    private record Inbox(AtomicLong seq, LinkedBlockingQueue<byte[]> frames) {
+    /** A floor: what a send's answer waits for, and who writes its frame to the stream. */
+    enum Kind {
+        /** Answered at once; the stream's thread writes the frame. */
+        HTTP("http", "floorHttp"),
+        /** Answered after the group commit; the stream's thread writes the frame. */
+        HTTP_FSYNC("http+fsync", "floorHttpFsync"),
+        /** Answered after the group commit, whose writer has written the frame to the stream itself. */
+        HTTP_DIRECT("http+direct", "floorHttpDirect");
+
+        /** The side's name in the bench's table. */
+        final String side;
+        /** The side's key in the bench's JSON. */
+        final String json;
+
+        Kind(String side, String json) {
+            this.side = side;
+            this.json = json;
+        }
+    }
+
+    /**
+     * One inbox: its seq, the frames its stream's thread has yet to write, and with {@link
+     * Kind#HTTP_DIRECT} the stream's body, which only the writer's thread writes to once set.
+     */
+    private record Inbox(AtomicLong seq, LinkedBlockingQueue<byte[]> frames, AtomicReference<OutputStream> direct) {
         Inbox() {
-            this(new AtomicLong(), new LinkedBlockingQueue<>());
+            this(new AtomicLong(), new LinkedBlockingQueue<>(), new AtomicReference<>());
         }
 
-        /** Gives the body its seq and queues its frame; returns the seq. */
-        long accept(byte[] body) {
+        /** Gives the body its seq and writes or queues its frame; returns the seq. */
+        long accept(byte[] body) throws IOException {
             long s = seq.incrementAndGet();
             byte[] head = ("id: " + s + "\nevent: message\ndata: ").getBytes(StandardCharsets.US_ASCII);
             byte[] frame = new byte[head.length + body.length + 2];
@@ -59,7 +89,16 @@ final class TransportFloor implements AutoCloseable {
             System.arraycopy(body, 0, frame, head.length, body.length);
             frame[frame.length - 2] = '\n';
             frame[frame.length - 1] = '\n';
-            frames.add(frame);
+            OutputStream out;
+            synchronized (this) { // against the stream taking over its queue
+                out = direct.get();
+                if (out == null) {
+                    frames.add(frame);
+                    return s;
+                }
+            }
+            out.write(frame);
+            out.flush();
             return s;
         }
     }
@@ -68,6 +107,7 @@ final class TransportFloor implements AutoCloseable {
     private record Pending(Inbox inbox, byte[] body, CompletableFuture<Long> seq) {
     }
 
+    private final Kind kind;
     private final int senders;
     private final int size;
     private final PrintWriter err;
@@ -79,9 +119,12 @@ final class TransportFloor implements AutoCloseable {
     private final WebServer server;
     private final InboxArrivals[] readers;
     private volatile boolean closing;
+    /** Released at {@link #close}: the streams of {@link Kind#HTTP_DIRECT} wait on it, their thread idle. */
+    private final CountDownLatch closed = new CountDownLatch(1);
 
-    /** Starts the floor's server (and with {@code fsync} its writer on a temporary file) and opens one stream per inbox. */
-    TransportFloor(int senders, int inboxes, int size, boolean fsync, PrintWriter err) throws Exception {
+    /** Starts the floor's server (and with a group commit its writer on a temporary file) and opens one stream per inbox. */
+    TransportFloor(Kind kind, int senders, int inboxes, int size, PrintWriter err) throws Exception {
+        this.kind = kind;
         this.senders = senders;
         this.size = size;
         this.err = err;
@@ -89,7 +132,7 @@ final class TransportFloor implements AutoCloseable {
         for (int i = 0; i < inboxes; i++) {
             this.inboxes[i] = new Inbox();
         }
-        if (fsync) {
+        if (kind != Kind.HTTP) {
             dir = Files.createTempDirectory("parley-bench-floor-");
             log = FileChannel.open(dir.resolve("log"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             writer = Thread.ofPlatform().daemon().name("bench-floor-writer").start(this::commitLoop);
@@ -125,7 +168,7 @@ final class TransportFloor implements AutoCloseable {
         }
     }
 
-    private void send(ServerRequest req, ServerResponse res) throws InterruptedException {
+    private void send(ServerRequest req, ServerResponse res) throws InterruptedException, IOException {
         byte[] body = req.content().as(byte[].class);
         int i = inboxNumber(body);
         if (i < 0 || i >= inboxes.length) {
@@ -156,6 +199,17 @@ final class TransportFloor implements AutoCloseable {
         try (OutputStream out = res.outputStream()) {
             out.write(READY);
             out.flush();
+            if (kind == Kind.HTTP_DIRECT) {
+                synchronized (inbox) { // frames queued before this point go first, in order
+                    for (byte[] frame; (frame = inbox.frames().poll()) != null; ) {
+                        out.write(frame);
+                    }
+                    out.flush();
+                    inbox.direct().set(out);
+                }
+                closed.await();
+                return;
+            }
             while (!closing) {
                 byte[] frame = inbox.frames().poll(200, TimeUnit.MILLISECONDS);
                 if (frame != null) {
@@ -222,7 +276,7 @@ final class TransportFloor implements AutoCloseable {
                     "application/json", bodies[0].length);
             workers[i] = new ClosedLoopSender(i, conn, head, bodies);
         }
-        BenchSupport.progress(err, "floor" + (log != null ? " with fsync" : "") + ": " + senders + " senders -> "
+        BenchSupport.progress(err, "floor " + kind.side + ": " + senders + " senders -> "
                 + inboxes.length + " inboxes, warm-up " + warmup + " s, window " + seconds + " s");
         return LoadResult.measure(workers, "bench-floor", readers, warmup, seconds, drainSeconds, atStart, atEnd);
     }
@@ -230,6 +284,7 @@ final class TransportFloor implements AutoCloseable {
     @Override
     public void close() throws IOException {
         closing = true;
+        closed.countDown();
         for (InboxArrivals reader : readers) {
             if (reader != null && reader.stream != null) {
                 reader.stream.close();

@@ -94,7 +94,7 @@ class BenchQuickTest {
     }
 
     /**
-     * The transport floor beside Parley's side (no nats-server needed): both floors carry every
+     * The transport floor beside Parley's side (no nats-server needed): all three floors carry every
      * acknowledged send to its stream once, with no errors; their figures are logged, never asserted.
      */
     @Test
@@ -103,7 +103,7 @@ class BenchQuickTest {
         BenchRun run = BenchRun.bench("compare", "--quick", "--only", "parley", "--floor", "--json");
         assertEquals(0, run.code(), "bench exit code" + run.context());
         assertFigures(run.result().path("parley"), "parley", run.context());
-        for (String floor : List.of("floorHttp", "floorHttpFsync")) {
+        for (String floor : List.of("floorHttp", "floorHttpFsync", "floorHttpDirect")) {
             JsonNode side = run.result().path(floor);
             assertFigures(side, floor, run.context());
             assertEquals(0, side.path("errors").asLong(), floor + ": errors" + run.context());
