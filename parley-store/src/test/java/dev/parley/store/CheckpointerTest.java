@@ -5,6 +5,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -133,6 +134,26 @@ class CheckpointerTest {
                 append(parts.writer());
                 return WalBoundTest.size(wal) <= RESTART_AT;
             });
+        }
+    }
+
+    /**
+     * An idle store's checkpointer waits for the writer's next commit instead of looking at the WAL
+     * every 10 ms, and that commit wakes it: the commit's frames reach the database file and the
+     * thread waits again. Without the commit's wake-up the file never grows.
+     */
+    @Test
+    void anIdleCheckpointerWaitsForTheNextCommitAndCopiesIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve(SqliteStore.FILE_NAME);
+        try (Parts parts = Parts.open(file, Checkpointer.FSYNC)) {
+            Checkpointer checkpointer = parts.checkpointer();
+            await().atMost(Duration.ofSeconds(30)).until(checkpointer::waitingForCommit);
+            long waits = checkpointer.commitWaits();
+            long before = Files.size(file);
+            append(parts.writer());
+            await().atMost(Duration.ofSeconds(30)).until(() -> Files.size(file) > before);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> checkpointer.waitingForCommit() && checkpointer.commitWaits() > waits);
         }
     }
 
