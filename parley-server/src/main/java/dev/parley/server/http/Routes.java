@@ -28,6 +28,10 @@ import java.util.stream.Collectors;
  * The route table. Every endpoint runs inside the same guard, which turns refusals into
  * the contract's error bodies and anything unexpected into a logged 500 without a stack
  * trace for the client. A known path with another method answers 405, anything else 404.
+ * A path holding an escaped slash ({@code %2F}) is refused with 400 whatever it matched:
+ * the server routes the decoded path, so {@code /v1/nodes%2Fx} would otherwise reach
+ * {@code /v1/nodes/x}, which a proxy filtering on the raw path would not expect. No id
+ * contains a slash, so no request that means something is refused.
  */
 public final class Routes {
     private static final Logger LOG = Logger.getLogger(Routes.class.getName());
@@ -112,6 +116,7 @@ public final class Routes {
             Exchange exchange = new Exchange(request, response, tokens, tokenless, maxBodyBytes);
             // the caller's W3C traceparent: what this request sends continues the caller's trace
             try (var traced = TraceContext.enter(TraceContext.parse(request.headers().value(TRACEPARENT).orElse(null)))) {
+                refuseEscapedSlash(request.path().rawPath());
                 if (limiter != null) {
                     limiter.admit(exchange); // rate limits
                 }
@@ -135,6 +140,14 @@ public final class Routes {
             connections.answered(request);
             closeIfAnswerSaysSo(response);
         };
+    }
+
+    private static void refuseEscapedSlash(String rawPath) {
+        int escape = rawPath.indexOf('%');
+        if (escape >= 0 && (rawPath.indexOf("%2F", escape) >= 0 || rawPath.indexOf("%2f", escape) >= 0)) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST,
+                    "a path may not hold an escaped slash (%2F): no id contains a slash");
+        }
     }
 
     /**

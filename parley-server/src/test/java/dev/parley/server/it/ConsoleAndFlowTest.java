@@ -168,7 +168,7 @@ class ConsoleAndFlowTest {
             assertTrue(script.headers().firstValue("Content-Type").orElseThrow().startsWith("text/javascript"), library);
         }
         assertError(hub.get(null, "/console/secrets.txt"), 404, "not_found");
-        assertError(hub.get(null, "/console/lib/..%2F..%2Fadmin.token"), 404, "not_found");
+        assertError(hub.get(null, "/console/lib/..%2F..%2Fadmin.token"), 400, "invalid_request");
         assertError(hub.post(null, "/console/", obj()), 405, "method_not_allowed");
     }
 

@@ -270,4 +270,21 @@ class InboxAuditOpsTest {
         assertError(hub.delete(hub.admin(), "/v1/inbox"), 405, "method_not_allowed");
         hub.sendOk(aToken, a, "still serving");
     }
+
+    /**
+     * The server routes the decoded path: without the guard's refusal {@code /v1/nodes%2F<id>}
+     * answered the node itself (200) and {@code /v1/inbox%2Fstream} opened the inbox's stream.
+     */
+    @Test
+    void anEscapedSlashInAPathIsRefusedNotRoutedAsASlash() {
+        String a = uid("slash");
+        String aToken = hub.createNode(a, null);
+        assertStatus(200, hub.get(hub.admin(), "/v1/nodes/" + a));
+        assertError(hub.get(hub.admin(), "/v1/nodes%2F" + a), 400, "invalid_request");
+        assertError(hub.get(hub.admin(), "/v1/nodes%2f" + a), 400, "invalid_request");
+        assertError(hub.get(hub.admin(), "/v1/nodes/" + a + "%2Fx"), 400, "invalid_request");
+        assertError(hub.get(aToken, "/v1/inbox%2Fstream"), 400, "invalid_request");
+        assertError(hub.get(null, "/v1/nodes%2F" + a), 400, "invalid_request");
+        hub.sendOk(aToken, a, "still serving");
+    }
 }
