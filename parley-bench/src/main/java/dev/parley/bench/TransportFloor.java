@@ -118,7 +118,6 @@ final class TransportFloor implements AutoCloseable {
     private final Thread writer;
     private final WebServer server;
     private final InboxArrivals[] readers;
-    private volatile boolean closing;
     /** Released at {@link #close}: the streams of {@link Kind#HTTP_DIRECT} wait on it, their thread idle. */
     private final CountDownLatch closed = new CountDownLatch(1);
 
@@ -210,7 +209,7 @@ final class TransportFloor implements AutoCloseable {
                 closed.await();
                 return;
             }
-            while (!closing) {
+            while (closed.getCount() > 0) {
                 byte[] frame = inbox.frames().poll(200, TimeUnit.MILLISECONDS);
                 if (frame != null) {
                     out.write(frame);
@@ -283,7 +282,6 @@ final class TransportFloor implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        closing = true;
         closed.countDown();
         for (InboxArrivals reader : readers) {
             if (reader != null && reader.stream != null) {
