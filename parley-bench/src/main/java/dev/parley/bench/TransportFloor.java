@@ -1,12 +1,13 @@
 package dev.parley.bench;
 
 import dev.parley.bench.http.HttpConnection;
-import dev.parley.server.Hub;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
-import io.helidon.webserver.WebServer;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
+import dev.parley.core.Tokens;
+import dev.parley.server.HubConfig;
+import dev.parley.server.http.Connections;
+import dev.parley.server.http.Exchange;
+import dev.parley.server.http.HttpEdge;
+import dev.parley.server.http.Routes;
+import dev.parley.server.metrics.Metrics;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -29,8 +30,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The floor under {@code bench compare}'s Parley side: the hub's HTTP transport (Helidon with
- * {@link Hub#sockets the hub's socket settings}, the same bench senders and SSE readers) doing
+ * The floor under {@code bench compare}'s Parley side: the hub's HTTP edge ({@link HttpEdge} with
+ * its {@link Routes} and {@link Connections}, the same bench senders and SSE readers) doing
  * none of the hub's work — no authentication, policy, JSON, store or delivery tracking. A POST
  * to {@code /v1/messages} names its inbox by number in {@code "to"}; the answer is a 202 with
  * the inbox's next seq, and the body goes out on that inbox's stream as one frame with that
@@ -116,7 +117,8 @@ final class TransportFloor implements AutoCloseable {
     private final FileChannel log;
     private final LinkedBlockingQueue<Pending> pending = new LinkedBlockingQueue<>();
     private final Thread writer;
-    private final WebServer server;
+    private final Connections connections;
+    private final HttpEdge server;
     private final InboxArrivals[] readers;
     /** Released at {@link #close}: the streams of {@link Kind#HTTP_DIRECT} wait on it, their thread idle. */
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -140,14 +142,13 @@ final class TransportFloor implements AutoCloseable {
             log = null;
             writer = null;
         }
-        server = Hub.sockets(WebServer.builder())
-                .host("127.0.0.1")
-                .port(0)
-                .shutdownHook(false)
-                .connectionOptions(Hub.socketOptions())
-                .routing(r -> r.post("/v1/messages", this::send).get("/v1/inbox/stream", this::stream))
-                .build()
-                .start();
+        HubConfig.Transport transport = HubConfig.Transport.DEFAULTS;
+        connections = new Connections(transport.idleTimeout(), transport.headerTimeout(), transport.bodyTimeout(),
+                transport.maxConnectionsPerAddress(), new Metrics());
+        Routes routes = new Routes(new Tokens("unused", java.util.Map.of()), 1 << 20, 1 << 20, connections)
+                .post("/v1/messages", this::send)
+                .get("/v1/inbox/stream", this::stream);
+        server = HttpEdge.start("127.0.0.1", 0, routes, connections);
         readers = new InboxArrivals[inboxes];
         try {
             CountDownLatch ready = new CountDownLatch(inboxes);
@@ -167,11 +168,11 @@ final class TransportFloor implements AutoCloseable {
         }
     }
 
-    private void send(ServerRequest req, ServerResponse res) throws InterruptedException, IOException {
-        byte[] body = req.content().as(byte[].class);
+    private void send(Exchange ex) throws InterruptedException, IOException {
+        byte[] body = ex.rawBody();
         int i = inboxNumber(body);
         if (i < 0 || i >= inboxes.length) {
-            res.status(Status.BAD_REQUEST_400).send();
+            ex.empty(400);
             return;
         }
         long seq;
@@ -183,19 +184,18 @@ final class TransportFloor implements AutoCloseable {
             try {
                 seq = p.seq().get();
             } catch (ExecutionException e) {
-                res.status(Status.INTERNAL_SERVER_ERROR_500).send();
+                ex.empty(500);
                 return;
             }
         }
-        res.status(Status.ACCEPTED_202).header(HeaderNames.CONTENT_TYPE, "application/json")
-                .send(("{\"seq\":" + seq + ",\"state\":\"accepted\"}").getBytes(StandardCharsets.US_ASCII));
+        ex.send(202, "application/json",
+                ("{\"seq\":" + seq + ",\"state\":\"accepted\"}").getBytes(StandardCharsets.US_ASCII));
     }
 
-    private void stream(ServerRequest req, ServerResponse res) throws IOException, InterruptedException {
-        String bearer = req.headers().value(HeaderNames.AUTHORIZATION).orElse("");
+    private void stream(Exchange ex) throws IOException, InterruptedException {
+        String bearer = ex.header("Authorization").orElse("");
         Inbox inbox = inboxes[Integer.parseInt(bearer.substring("Bearer ".length()))];
-        res.header(HeaderNames.CONTENT_TYPE, "text/event-stream");
-        try (OutputStream out = res.outputStream()) {
+        try (OutputStream out = ex.stream("text/event-stream")) {
             out.write(READY);
             out.flush();
             if (kind == Kind.HTTP_DIRECT) {
@@ -288,7 +288,8 @@ final class TransportFloor implements AutoCloseable {
                 reader.stream.close();
             }
         }
-        server.stop();
+        server.close();
+        connections.close();
         if (writer != null) {
             writer.interrupt();
             log.close();

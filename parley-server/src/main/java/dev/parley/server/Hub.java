@@ -59,9 +59,9 @@ import dev.parley.server.delivery.MessageFlow;
 import dev.parley.server.delivery.ReplyWaiters;
 import dev.parley.server.delivery.StreamWatchdog;
 import dev.parley.server.http.Connections;
+import dev.parley.server.http.HttpEdge;
 import dev.parley.server.http.RequestLimiter;
 import dev.parley.server.http.Routes;
-import dev.parley.server.http.TransportErrors;
 import dev.parley.server.keys.JwtTickets;
 import dev.parley.server.keys.KeyFileSealer;
 import dev.parley.server.keys.SigningKeys;
@@ -105,10 +105,6 @@ import dev.parley.store.SqliteAgents;
 import dev.parley.store.SqliteDeliveries;
 import dev.parley.store.SqliteFederation;
 import dev.parley.store.SqliteStore;
-import io.helidon.common.socket.SocketOptions;
-import io.helidon.webserver.WebServer;
-import io.helidon.webserver.WebServerConfig;
-import io.helidon.webserver.http1.Http1Config;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -140,7 +136,7 @@ public final class Hub implements AutoCloseable {
     static final String ADMIN_TOKEN_FILE = "admin.token";
     private static final String ADMIN_TOKEN_PREFIX = "pa_";
 
-    private final WebServer server;
+    private final HttpEdge server;
     private final SqliteStore store;
     /** Ends every open stream: the inboxes' and the message flow's. */
     private final Runnable endStreams;
@@ -156,7 +152,7 @@ public final class Hub implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
-    private Hub(WebServer server, SqliteStore store, Runnable endStreams, List<AutoCloseable> services, McpRoutes mcp,
+    private Hub(HttpEdge server, SqliteStore store, Runnable endStreams, List<AutoCloseable> services, McpRoutes mcp,
                 Admission admission, String adminToken, boolean adminTokenCreated, String host, Sweeper sweeper,
                 Scheduler scheduler) {
         this.sweeper = sweeper;
@@ -220,6 +216,7 @@ public final class Hub implements AutoCloseable {
                 telemetry.map(t -> t.observing(metrics)).orElse(metrics));
         List<AutoCloseable> services = new ArrayList<>();
         telemetry.ifPresent(services::add);
+        HttpEdge[] listening = new HttpEdge[1]; // stopped first if what follows its start fails
         try {
             KeyFileSealer sealer = KeyFileSealer.open(config.dataDir());
             SqliteDeliveries deliveries = store.deliveries(sealer);
@@ -290,6 +287,7 @@ public final class Hub implements AutoCloseable {
             services.add(watchdog);
             Inboxes inboxes = new Inboxes(store, policies, registry, clock);
             InboxStream stream = new InboxStream(inboxes, feeds, watchdog, metrics);
+            services.add(stream); // its last delivery marks are made before the store closes
             // The live flow of every commit (the console's), each follower shown what it may see.
             MessageFlow flow = new MessageFlow(watchdog, metrics);
             committed.add(flow);
@@ -326,12 +324,11 @@ public final class Hub implements AutoCloseable {
             Connections connections = new Connections(transport.idleTimeout(), transport.headerTimeout(),
                     transport.bodyTimeout(), transport.maxConnectionsPerAddress(), metrics);
             services.add(connections);
-            Routes routes = new Routes(tokens, config.maxBodyBytes(), connections);
+            // Our own limit answers 413 with the contract's body; past this an early answer closes the connection.
+            Routes routes = new Routes(tokens, config.maxBodyBytes(),
+                    Math.max(config.maxBodyBytes() * MessageRoutes.BATCH_BODY_FACTOR * 2, 1 << 20), connections);
             RequestLimiter limiter = new RequestLimiter(rateLimits, Rate.perMinute(gate.exchangesPerMinute()), metrics);
             routes.limitWith(limiter);
-            // Helidon tries routes in the order they were added, matching each templated path's
-            // regex on the way: the send routes first, so that a send is not matched against all
-            // the others (3 % of the request threads' CPU samples when they came fourth).
             new MessageRoutes(router, schedules, messages, claims, waiters, metrics, limiter, flow).register(routes);
             new OpsRoutes(store::health, new AuditLog(store), metrics, () -> gateway.map(Gateway::status))
                     .register(routes);
@@ -378,26 +375,8 @@ public final class Hub implements AutoCloseable {
                     "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics)
                     .register(routes);
 
-            WebServer server = sockets(WebServer.builder())
-                    .host(config.host())
-                    .port(config.port())
-                    .shutdownHook(false)
-                    .connectionOptions(connections.acceptHook(socketOptions()))
-                    // Timeouts and the per-address cap follow each request line and header block.
-                    .addProtocol(Http1Config.builder().addReceiveListener(connections).build())
-                    // Our own limit answers 413 with the contract's body; this is only a backstop.
-                    .maxPayloadSize(Math.max(config.maxBodyBytes() * MessageRoutes.BATCH_BODY_FACTOR * 2, 1 << 20))
-                    // Requests refused before routing (huge headers) still get a contract body.
-                    .directHandlers(TransportErrors.handlers())
-                    .routing(routes::install)
-                    .build()
-                    .start();
-            if (!server.isRunning()) {
-                // Helidon logs a failed bind and returns a stopped server; a hub that said "listening"
-                // then would hold its port number -1 and its data directory and answer nobody.
-                throw new IllegalStateException("cannot listen on " + config.host() + ":" + config.port()
-                        + ": the port is taken or the address is not this machine's (the log above says which)");
-            }
+            HttpEdge server = HttpEdge.start(config.host(), config.port(), routes, connections);
+            listening[0] = server;
             // Agents start once the hub listens: a process agent speaks to it at once.
             url.set(localUrl(config.host(), server.port()));
             // Children a hub stopped between their task's end and their deletion left behind go first.
@@ -417,6 +396,9 @@ public final class Hub implements AutoCloseable {
                     + " (" + snapshot.nodes().size() + " nodes)");
             return hub;
         } catch (RuntimeException e) {
+            if (listening[0] != null) {
+                listening[0].close();
+            }
             stop(services);
             store.close();
             throw e;
@@ -479,25 +461,6 @@ public final class Hub implements AutoCloseable {
         return "http://" + shown + ":" + port();
     }
 
-    /**
-     * How the hub's listener holds its sockets, for the hub and for {@code bench compare --floor},
-     * which measures this transport with none of the hub's work.
-     */
-    public static WebServerConfig.Builder sockets(WebServerConfig.Builder server) {
-        return server
-                // Sockets over blocking streams: Helidon's NIO socket holds two 8 KiB buffers for
-                // the life of each connection, this one 8 KiB; an idle SSE stream is mostly that.
-                .useNio(false)
-                // No buffer under response.outputStream(): the streams (SSE) write whole frames
-                // and flush, so a 4 KiB buffer per open stream would only sit there.
-                .writeBufferSize(0);
-    }
-
-    /** The options of each accepted socket: SSE frames are small and must leave at once; Nagle would hold them back. */
-    public static SocketOptions socketOptions() {
-        return SocketOptions.builder().tcpNoDelay(true).build();
-    }
-
     /** The hub's URL for its own agents' processes on this host: a wildcard address is reached on loopback. */
     private static String localUrl(String host, int port) {
         String reach = switch (host) {
@@ -527,7 +490,7 @@ public final class Hub implements AutoCloseable {
         }
         LOG.info("parley hub shutting down");
         endStreams.run();
-        server.stop();
+        server.close();
         stop(services);
         store.close();
         LOG.info("parley hub stopped");

@@ -8,6 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Collection;
+import java.util.List;
 
 /**
  * The SSE frame of each envelope: {@code id: <seq>} (when it moves the reader's cursor),
@@ -29,6 +30,14 @@ final class EnvelopeFrames {
             size += OVERHEAD + envelope.contentChars();
         }
         return new ByteArrayOutputStream((int) Math.min(size, Integer.MAX_VALUE - 8));
+    }
+
+    /** The frame of one envelope, naming its seq. */
+    static byte[] frame(Envelope envelope) {
+        List<Envelope> one = List.of(envelope);
+        ByteArrayOutputStream frame = buffer(one, 0);
+        write(frame, one, true);
+        return frame.toByteArray();
     }
 
     /** Appends one frame per envelope to {@code frames}; with {@code ids}, each names its seq. */

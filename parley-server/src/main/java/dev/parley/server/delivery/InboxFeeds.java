@@ -140,6 +140,8 @@ public final class InboxFeeds implements Notifier {
         private volatile long head;
         /** What a stream's watch runs when its heartbeat is due while it waits here. */
         private final Runnable wakeForHeartbeat = this::wakeAll;
+        /** The streams waiting here, which the feed writes itself while they wait. */
+        private final List<LiveFrames> live = new ArrayList<>(1);
 
         private Feed(NodeId node) {
             this.node = node;
@@ -192,7 +194,15 @@ public final class InboxFeeds implements Notifier {
                     dropOldest(1);
                 }
                 head = envelope.seq();
-                advanced.signalAll();
+                // A waiting stream is written here; only one that cannot be (a gap, too much
+                // gathered, a failed write) is woken to read on.
+                boolean wake = false;
+                for (LiveFrames stream : live) {
+                    wake |= !stream.offer(envelope);
+                }
+                if (wake) {
+                    advanced.signalAll();
+                }
             } finally {
                 lock.unlock();
             }
@@ -316,19 +326,28 @@ public final class InboxFeeds implements Notifier {
         }
 
         /**
-         * Waits until an envelope after {@code cursor} is committed or (for the owner's
-         * stream) redelivered, the feed closes, or the stream's heartbeat is due; true when
-         * there is news. The wait has no timeout: the watchdog wakes it for the heartbeat.
+         * Waits with {@code stream} caught up after {@code cursor}, the feed writing what is
+         * committed meanwhile, until the feed cannot (a gap, too much gathered, a failed write),
+         * there is a redelivery for the owner's stream, the feed closes, or the stream's heartbeat
+         * is due; true when there is news to read. Afterwards the stream must {@link
+         * LiveFrames#settle settle}. The wait has no timeout: the watchdog wakes it for the heartbeat.
          */
-        boolean awaitAfter(long cursor, Taken taken, StreamWatchdog.Watch watch) throws InterruptedException {
+        boolean awaitAfter(long cursor, Taken taken, StreamWatchdog.Watch watch, LiveFrames stream)
+                throws InterruptedException {
             lock.lock();
             try {
+                stream.waitAfter(cursor, wakeForHeartbeat); // settling without a wait goes on from the cursor
+                if (head > cursor || redeliveredFor(taken) || closed) {
+                    return head > cursor || redeliveredFor(taken);
+                }
+                live.add(stream);
                 watch.waiting(wakeForHeartbeat);
-                while (head <= cursor && !redeliveredFor(taken) && !closed && !watch.heartbeatDue()) {
+                while (!stream.wanted() && !redeliveredFor(taken) && !closed && !watch.heartbeatDue()) {
                     advanced.await();
                 }
-                return head > cursor || redeliveredFor(taken);
+                return stream.wanted() || redeliveredFor(taken);
             } finally {
+                live.remove(stream);
                 watch.waiting(null);
                 lock.unlock();
             }

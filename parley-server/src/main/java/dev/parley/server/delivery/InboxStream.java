@@ -6,6 +6,7 @@ import dev.parley.core.Inboxes;
 import dev.parley.core.NodeId;
 import dev.parley.core.Replay;
 import dev.parley.server.http.Exchange;
+import dev.parley.server.http.StreamBody;
 import dev.parley.server.metrics.Metrics;
 
 import java.io.ByteArrayOutputStream;
@@ -26,9 +27,11 @@ import java.util.logging.Logger;
  * Serves one inbox as Server-Sent Events: the ready comment with a short reconnection
  * time, a replay (after the cursor, or as {@link Replay} says), then live envelopes and
  * heartbeats until the client leaves, the node is deleted or the hub stops. For the
- * node's own stream each written batch is marked delivered and redeliveries are sent.
+ * node's own stream each written batch is marked delivered and redeliveries are sent. Once
+ * caught up, the stream's thread waits and its feed writes what is committed ({@link LiveFrames}),
+ * whose marks {@link LiveMarks} makes.
  */
-public final class InboxStream {
+public final class InboxStream implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(InboxStream.class.getName());
     private static final int BATCH = 256;
     /** How long an EventSource waits before it reconnects; its default is a few seconds. */
@@ -41,6 +44,7 @@ public final class InboxStream {
     private final InboxFeeds feeds;
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
+    private final LiveMarks liveMarks;
 
     /** Heartbeats come at the watchdog's interval: it wakes a stream that has been silent that long. */
     public InboxStream(Inboxes inboxes, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics) {
@@ -48,6 +52,7 @@ public final class InboxStream {
         this.feeds = feeds;
         this.watchdog = watchdog;
         this.metrics = metrics;
+        this.liveMarks = new LiveMarks(inboxes);
     }
 
     public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Exchange ex) {
@@ -55,7 +60,7 @@ public final class InboxStream {
     }
 
     /** {@link #serve(Inboxes.Inbox, OptionalLong, Replay, Exchange)} into the body {@code answer} opens. */
-    void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Supplier<OutputStream> answer) {
+    void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Supplier<StreamBody> answer) {
         NodeId node = inbox.node();
         InboxReader reader = inbox.reader();
         InboxFeeds.Feed feed = feeds.acquire(node, reader);
@@ -65,30 +70,42 @@ public final class InboxStream {
         InboxFeeds.Taken taken = feed.startTaking(reader);
         BacklogPages<List<Envelope>> backlog =
                 new BacklogPages<>(BATCH, after -> inboxes.after(inbox, after, BATCH), Function.identity());
-        try (OutputStream out = answer.get()) {
-            watch.write(out, READY);
-            position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
-            while (!feed.closed()) {
-                List<Envelope> again = feed.take(taken);
-                if (!again.isEmpty()) {
-                    send(again, inbox, out, watch, false);
-                }
-                List<Envelope> batch = feed.after(position, BATCH);
-                if (batch == null) { // a backlog: what follows is read while this page is written
-                    batch = backlog.after(position);
-                    backlog.readAhead(position, batch);
-                } else {
-                    backlog.drop();
-                }
-                if (!batch.isEmpty()) {
-                    position = send(batch, inbox, out, watch, true);
-                } else {
-                    // Caught up: only the feed can bring news now, so a heartbeat goes back to waiting
-                    // without asking the store (10,000 idle streams asked it 667 times a second).
-                    while (!feed.awaitAfter(position, taken, watch) && !feed.closed()) {
-                        watch.write(out, HEARTBEAT);
+        try (StreamBody out = answer.get()) {
+            LiveFrames live = new LiveFrames(out, watch,
+                    reader.takesDelivery() ? written -> liveMarks.add(inbox, written) : null);
+            try {
+                watch.write(out, READY);
+                position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
+                while (!feed.closed()) {
+                    List<Envelope> again = feed.take(taken);
+                    if (!again.isEmpty()) {
+                        send(again, inbox, out, watch, false);
+                    }
+                    List<Envelope> batch = feed.after(position, BATCH);
+                    if (batch == null) { // a backlog: what follows is read while this page is written
+                        batch = backlog.after(position);
+                        backlog.readAhead(position, batch);
+                    } else {
+                        backlog.drop();
+                    }
+                    if (!batch.isEmpty()) {
+                        position = send(batch, inbox, out, watch, true);
+                    } else {
+                        // Caught up: only the feed can bring news now, and it writes it itself while
+                        // this waits; a heartbeat goes back to waiting without asking the store
+                        // (10,000 idle streams asked it 667 times a second).
+                        boolean news;
+                        do {
+                            news = feed.awaitAfter(position, taken, watch, live);
+                            position = live.settle();
+                            if (!news && !feed.closed() && watch.heartbeatDue()) {
+                                watch.write(out, HEARTBEAT);
+                            }
+                        } while (!news && !feed.closed());
                     }
                 }
+            } finally {
+                live.abandon(); // a write the client never took (the watchdog ended the wait): no end is written
             }
         } catch (IOException | UncheckedIOException | InterruptedException e) {
             if (watch.tripped()) {
@@ -106,6 +123,11 @@ public final class InboxStream {
             feeds.release(feed, reader);
             metrics.openStreams.decrementAndGet();
         }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        liveMarks.close();
     }
 
     /**

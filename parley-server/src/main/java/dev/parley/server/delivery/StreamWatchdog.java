@@ -85,11 +85,11 @@ public final class StreamWatchdog implements AutoCloseable {
             this.heartbeatNanos = heartbeatNanos;
         }
 
-        private void writing() {
+        void writing() {
             writingSince = System.nanoTime() | 1; // never 0 while writing
         }
 
-        private void idle() {
+        void idle() {
             wroteAt = System.nanoTime();
             writingSince = 0;
         }

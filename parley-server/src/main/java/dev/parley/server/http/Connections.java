@@ -2,46 +2,38 @@ package dev.parley.server.http;
 
 import dev.parley.server.metrics.ConnectionPhase;
 import dev.parley.server.metrics.Metrics;
-import io.helidon.common.socket.SocketOptions;
-import io.helidon.http.Headers;
-import io.helidon.http.HttpPrologue;
-import io.helidon.webserver.ConnectionContext;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http1.Http1ConnectionListener;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.io.EndPoint;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketAddress;
-import java.net.SocketOption;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 /**
  * The hub's TCP connections, from accept to close. A connection that waits too long for its
  * request line, its headers or its body is closed, and one client address holds at most so
- * many connections at once. Helidon 4.5 offers neither: its idle check cannot end a
- * connection stuck in its headers or one that never sent a byte. So the hub keeps its own
- * ledger: {@link #acceptHook} registers each socket as it is accepted, Helidon's HTTP/1
- * listener reports the request line and headers, and the route guard reports the request
- * it runs and the end of its answer. A sweeper closes whatever is past its deadline. While
- * an answer is being written (an SSE stream that idles between heartbeats) no timeout runs.
+ * many connections at once. Jetty's idle timeout counts time without any byte, so it cannot
+ * end a connection that trickles its headers; the hub keeps its own ledger: {@link #admit}
+ * counts each socket by address as it is accepted, {@link #onOpened} registers its connection,
+ * the route guard reports the request it runs and the end of its answer, and a sweeper sees a
+ * next request begin in the connection's bytes in and closes whatever is past its deadline.
+ * While an answer is being written (an SSE stream that idles between heartbeats) no timeout runs.
  */
-public final class Connections implements Http1ConnectionListener, AutoCloseable {
+public final class Connections implements Connection.Listener, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Connections.class.getName());
 
     private final Duration idleTimeout;
@@ -49,9 +41,9 @@ public final class Connections implements Http1ConnectionListener, AutoCloseable
     private final Duration bodyTimeout;
     private final int maxConnectionsPerAddress;
     private final Metrics metrics;
-    private final Map<SocketAddress, Connection> byPeer = new ConcurrentHashMap<>();
-    /** Guarded by itself; the listener thread adds, the sweeper and the listener drop. */
-    private final Map<InetAddress, Set<Connection>> byAddress = new HashMap<>();
+    private final Map<EndPoint, Ledger> open = new ConcurrentHashMap<>();
+    /** Connections held by each address, accepted and not yet closed; guarded by itself. */
+    private final Map<InetAddress, Integer> byAddress = new HashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("parley-connections").daemon(true).factory());
 
@@ -63,104 +55,96 @@ public final class Connections implements Http1ConnectionListener, AutoCloseable
         this.bodyTimeout = bodyTimeout;
         this.maxConnectionsPerAddress = maxConnectionsPerAddress;
         this.metrics = metrics;
-        metrics.openConnectionsFrom(byPeer::size);
-        long shortest = Stream.of(idleTimeout, headerTimeout, bodyTimeout)
-                .mapToLong(Duration::toMillis).min().orElseThrow();
-        long period = Math.max(10, Math.min(1000, shortest / 4));
+        metrics.openConnectionsFrom(open::size);
+        long period = Math.max(10, Math.min(1000, Stream.of(idleTimeout, headerTimeout, bodyTimeout)
+                .mapToLong(Duration::toMillis).min().orElseThrow() / 4));
         sweeper.scheduleAtFixedRate(this::sweep, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** Socket options that also register every accepted connection here (the only accept-time hook Helidon has). */
-    public SocketOptions acceptHook(SocketOptions options) {
-        return new AcceptHook(options, this);
+    /**
+     * The longest any of the ledger's timeouts runs: the transport's own idle timeout, which also
+     * bounds a write the client never reads, is set well past it so that the ledger decides first.
+     */
+    Duration longestTimeout() {
+        return Stream.of(idleTimeout, headerTimeout, bodyTimeout).max(Duration::compareTo).orElseThrow();
     }
 
-    @Override
-    public void prologue(ConnectionContext ctx, HttpPrologue prologue) {
-        enter(ctx.remotePeer().address(), ConnectionPhase.HEADERS, null);
-    }
-
-    @Override
-    public void headers(ConnectionContext ctx, Headers headers) {
-        enter(ctx.remotePeer().address(), ConnectionPhase.REQUEST, null);
-    }
-
-    /** The guard runs {@code request}: its body must be in within the body timeout of its headers. */
-    void running(ServerRequest request) {
-        Connection connection = byPeer.get(request.remotePeer().address());
-        if (connection != null) {
-            State state = connection.state;
-            connection.state = new State(ConnectionPhase.REQUEST, state.since(), request);
-        }
-    }
-
-    /** The answer to {@code request} is out: the connection waits for its next request. */
-    void answered(ServerRequest request) {
-        enter(request.remotePeer().address(), ConnectionPhase.IDLE, null);
-    }
-
-    private void enter(SocketAddress peer, ConnectionPhase phase, ServerRequest request) {
-        Connection connection = byPeer.get(peer);
-        if (connection != null) {
-            connection.state = new State(phase, System.nanoTime(), request);
-        }
-    }
-
-    private void accepted(SocketChannel channel) throws IOException {
-        if (!(channel.getRemoteAddress() instanceof InetSocketAddress peer)) {
-            return;
-        }
-        Connection connection = new Connection(channel, peer);
-        if (!admit(connection)) {
-            metrics.connectionsRefused.increment();
-            LOG.fine(() -> "refused a connection from " + peer.getAddress().getHostAddress() + ": it holds "
-                    + maxConnectionsPerAddress + " already");
-            try (channel) {
-                channel.write(ByteBuffer.wrap(TransportErrors.tooManyConnections(maxConnectionsPerAddress)));
-            }
-            throw new Refused();
-        }
-        Connection previous = byPeer.put(peer, connection);
-        if (previous != null) {
-            forget(previous); // its port was reused before the sweeper saw it close
-        }
-    }
-
-    private boolean admit(Connection connection) {
-        synchronized (byAddress) {
-            Set<Connection> held = byAddress.computeIfAbsent(connection.address(), a -> new HashSet<>());
-            if (held.size() >= maxConnectionsPerAddress) {
-                held.removeIf(Connection::closed); // closed since the last sweep
-            }
-            if (held.size() >= maxConnectionsPerAddress) {
-                return false;
-            }
-            held.add(connection);
+    /**
+     * Takes a socket just accepted into its address's share, or answers it 429 and closes it
+     * (before any HTTP is read, so the answer is bytes); false when it was refused.
+     */
+    boolean admit(Socket socket) {
+        if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress peer)) {
             return true;
         }
+        synchronized (byAddress) {
+            int held = byAddress.getOrDefault(peer.getAddress(), 0);
+            if (held < maxConnectionsPerAddress) {
+                byAddress.put(peer.getAddress(), held + 1);
+                return true;
+            }
+        }
+        metrics.connectionsRefused.increment();
+        LOG.fine(() -> "refused a connection from " + peer.getAddress().getHostAddress() + ": it holds "
+                + maxConnectionsPerAddress + " already");
+        try (SocketChannel channel = socket.getChannel()) {
+            // a fresh socket's send buffer takes the few hundred bytes whole, even non-blocking
+            channel.write(ByteBuffer.wrap(TransportErrors.tooManyConnections(maxConnectionsPerAddress)));
+        } catch (IOException e) {
+            LOG.fine(() -> "answering a refused connection failed: " + e.getMessage());
+        }
+        return false;
     }
 
-    private void forget(Connection connection) {
-        byPeer.remove(connection.peer, connection);
+    private void release(InetAddress address) {
         synchronized (byAddress) {
-            Set<Connection> held = byAddress.get(connection.address());
-            if (held != null && held.remove(connection) && held.isEmpty()) {
-                byAddress.remove(connection.address());
-            }
+            byAddress.computeIfPresent(address, (a, held) -> held > 1 ? held - 1 : null);
+        }
+    }
+
+    @Override
+    public void onOpened(Connection connection) {
+        InetAddress address = connection.getEndPoint().getRemoteSocketAddress() instanceof InetSocketAddress peer
+                ? peer.getAddress() : null;
+        open.put(connection.getEndPoint(), new Ledger(connection, address));
+    }
+
+    @Override
+    public void onClosed(Connection connection) {
+        Ledger ledger = open.remove(connection.getEndPoint());
+        if (ledger != null && ledger.address != null) {
+            release(ledger.address); // the closed socket no longer knows its peer
+        }
+    }
+
+    /** The guard runs {@code exchange}'s request: its body must be in within the body timeout. */
+    void running(Exchange exchange) {
+        Ledger ledger = open.get(exchange.endPoint());
+        if (ledger != null) {
+            ledger.state.set(new State(ConnectionPhase.REQUEST, System.nanoTime(), exchange, 0));
+        }
+    }
+
+    /** The answer to {@code exchange} is out: the connection waits for its next request. */
+    void answered(Exchange exchange) {
+        Ledger ledger = open.get(exchange.endPoint());
+        if (ledger != null) {
+            ledger.state.set(ledger.idle());
         }
     }
 
     private void sweep() {
         long now = System.nanoTime();
-        for (Connection connection : byPeer.values()) {
-            if (connection.closed()) {
-                forget(connection);
-                continue;
+        for (Ledger ledger : open.values()) {
+            State state = ledger.state.get();
+            if (state.phase() == ConnectionPhase.IDLE && ledger.connection.getBytesIn() > state.bytesIn()) {
+                // bytes of a next request came in since the last answer: its headers are on their way
+                State headers = new State(ConnectionPhase.HEADERS, now, null, 0);
+                state = ledger.state.compareAndSet(state, headers) ? headers : ledger.state.get();
             }
-            State state = connection.state;
             Optional<Duration> limit = limit(state);
             if (limit.isPresent() && now - state.since() > limit.get().toNanos()) {
-                timeOut(connection, state.phase(), limit.get());
+                timeOut(ledger.connection, state.phase(), limit.get());
             }
         }
     }
@@ -170,21 +154,15 @@ public final class Connections implements Http1ConnectionListener, AutoCloseable
         return switch (state.phase()) {
             case IDLE -> Optional.of(idleTimeout);
             case HEADERS -> Optional.of(headerTimeout);
-            case REQUEST -> state.request() != null && !state.request().content().consumed()
-                    ? Optional.of(bodyTimeout) : Optional.empty();
+            case REQUEST -> state.request().bodyLeft() ? Optional.of(bodyTimeout) : Optional.empty();
         };
     }
 
     private void timeOut(Connection connection, ConnectionPhase phase, Duration limit) {
         metrics.connectionTimedOut(phase);
-        LOG.fine(() -> "closed a connection from " + connection.address().getHostAddress() + ": no "
+        LOG.fine(() -> "closed a connection from " + connection.getEndPoint().getRemoteSocketAddress() + ": no "
                 + (phase == ConnectionPhase.IDLE ? "request" : phase.label()) + " within " + limit.toMillis() + " ms");
-        try {
-            connection.channel.close(); // a read blocked on it ends at once
-        } catch (IOException e) {
-            LOG.fine(() -> "closing a timed-out connection failed: " + e.getMessage());
-        }
-        forget(connection);
+        connection.getEndPoint().close(); // a read blocked on it ends at once
     }
 
     @Override
@@ -192,91 +170,26 @@ public final class Connections implements Http1ConnectionListener, AutoCloseable
         sweeper.shutdownNow();
     }
 
-    /** Where a connection is, since when, and the request running on it (in {@link ConnectionPhase#REQUEST}). */
-    private record State(ConnectionPhase phase, long since, ServerRequest request) {
+    /**
+     * Where a connection is and since when; the request running on it (in {@link ConnectionPhase#REQUEST}),
+     * or the bytes it had read when it went idle (in {@link ConnectionPhase#IDLE}).
+     */
+    private record State(ConnectionPhase phase, long since, Exchange request, long bytesIn) {
     }
 
-    private static final class Connection {
-        private final SocketChannel channel;
-        private final InetSocketAddress peer;
-        private volatile State state = new State(ConnectionPhase.IDLE, System.nanoTime(), null);
+    private static final class Ledger {
+        private final Connection connection;
+        private final InetAddress address;
+        private final AtomicReference<State> state;
 
-        private Connection(SocketChannel channel, InetSocketAddress peer) {
-            this.channel = channel;
-            this.peer = peer;
+        private Ledger(Connection connection, InetAddress address) {
+            this.connection = connection;
+            this.address = address;
+            this.state = new AtomicReference<>(idle());
         }
 
-        InetAddress address() {
-            return peer.getAddress();
-        }
-
-        boolean closed() {
-            return !channel.isOpen();
-        }
-    }
-
-    /** Thrown from the accept hook so that Helidon drops a refused socket without handling it. */
-    private static final class Refused extends RuntimeException {
-        private Refused() {
-            super("too many connections from one address", null, false, false);
-        }
-    }
-
-    /** Helidon's connection options, plus registration of each accepted socket. */
-    private record AcceptHook(SocketOptions options, Connections connections) implements SocketOptions {
-        @Override
-        public void configureSocket(SocketChannel socket) {
-            options.configureSocket(socket);
-            try {
-                connections.accepted(socket);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        @Override
-        public void configureSocket(Socket socket) {
-            options.configureSocket(socket);
-        }
-
-        @Override
-        public Map<SocketOption<?>, Object> socketOptions() {
-            return options.socketOptions();
-        }
-
-        @Override
-        public Duration connectTimeout() {
-            return options.connectTimeout();
-        }
-
-        @Override
-        public Duration readTimeout() {
-            return options.readTimeout();
-        }
-
-        @Override
-        public Optional<Integer> socketReceiveBufferSize() {
-            return options.socketReceiveBufferSize();
-        }
-
-        @Override
-        public Optional<Integer> socketSendBufferSize() {
-            return options.socketSendBufferSize();
-        }
-
-        @Override
-        public boolean socketReuseAddress() {
-            return options.socketReuseAddress();
-        }
-
-        @Override
-        public boolean socketKeepAlive() {
-            return options.socketKeepAlive();
-        }
-
-        @Override
-        public boolean tcpNoDelay() {
-            return options.tcpNoDelay();
+        State idle() {
+            return new State(ConnectionPhase.IDLE, System.nanoTime(), null, connection.getBytesIn());
         }
     }
 }

@@ -5,37 +5,36 @@ import dev.parley.core.ParleyException;
 import dev.parley.core.Principal;
 import dev.parley.core.Tokens;
 import dev.parley.core.TraceContext;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.HeaderValues;
-import io.helidon.http.Method;
-import io.helidon.http.ServerResponseHeaders;
-import io.helidon.webserver.CloseConnectionException;
-import io.helidon.webserver.http.Handler;
-import io.helidon.webserver.http.HttpRouting;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.stream.Collectors;
 
 /**
- * The route table. Every endpoint runs inside the same guard, which turns refusals into
- * the contract's error bodies and anything unexpected into a logged 500 without a stack
- * trace for the client. A known path with another method answers 405, anything else 404.
- * A path holding an escaped slash ({@code %2F}) is refused with 400 whatever it matched:
- * the server routes the decoded path, so {@code /v1/nodes%2Fx} would otherwise reach
+ * The route table and the edge's one handler. A path is looked up whole, then against the
+ * templates in the order they were added (a {@code {name}} segment matches one segment).
+ * Every endpoint runs inside the same guard, which turns refusals into the contract's error
+ * bodies and anything unexpected into a logged 500 without a stack trace for the client, and
+ * writes the answer once the endpoint returns. A known path with another method answers 405,
+ * anything else 404. A path holding an escaped slash ({@code %2F}) is refused with 400 whatever
+ * it matched: routes match the decoded path, so {@code /v1/nodes%2Fx} would otherwise reach
  * {@code /v1/nodes/x}, which a proxy filtering on the raw path would not expect. No id
  * contains a slash, so no request that means something is refused.
  */
-public final class Routes {
+public final class Routes extends Handler.Abstract {
     private static final Logger LOG = Logger.getLogger(Routes.class.getName());
-    private static final io.helidon.http.HeaderName TRACEPARENT = HeaderNames.create("traceparent");
+    private static final Map<String, String> NO_PARAMETERS = Map.of();
 
     /** One endpoint. */
     public interface Endpoint {
@@ -44,39 +43,47 @@ public final class Routes {
 
     private final Tokens tokens;
     private final long maxBodyBytes;
+    private final long drainBackstop;
     private final Connections connections;
-    private final Map<String, Map<Method, Endpoint>> table = new LinkedHashMap<>();
+    /** Paths without parameters, looked up whole; templates (a {@code {name}} segment) tried in order. */
+    private final Map<String, Path> literal = new HashMap<>();
+    private final List<Path> templates = new ArrayList<>();
     private final Map<String, Supplier<Optional<Principal>>> tokenless = new HashMap<>();
 
-    public Routes(Tokens tokens, long maxBodyBytes, Connections connections) {
+    /**
+     * {@code drainBackstop}: the most of an unread body drained after an early answer before the
+     * connection is closed instead.
+     */
+    public Routes(Tokens tokens, long maxBodyBytes, long drainBackstop, Connections connections) {
         this.tokens = tokens;
         this.maxBodyBytes = maxBodyBytes;
+        this.drainBackstop = drainBackstop;
         this.connections = connections;
     }
 
     // --- rate limits: checked in the guard, before any endpoint ---
     private RequestLimiter limiter;
 
-    /** Every request passes {@code requestLimiter} before its endpoint runs; set before {@link #install}. */
+    /** Every request passes {@code requestLimiter} before its endpoint runs. */
     public Routes limitWith(RequestLimiter requestLimiter) {
         this.limiter = requestLimiter;
         return this;
     }
 
     public Routes get(String path, Endpoint endpoint) {
-        return on(Method.GET, path, endpoint);
+        return on("GET", path, endpoint);
     }
 
     public Routes post(String path, Endpoint endpoint) {
-        return on(Method.POST, path, endpoint);
+        return on("POST", path, endpoint);
     }
 
     public Routes put(String path, Endpoint endpoint) {
-        return on(Method.PUT, path, endpoint);
+        return on("PUT", path, endpoint);
     }
 
     public Routes delete(String path, Endpoint endpoint) {
-        return on(Method.DELETE, path, endpoint);
+        return on("DELETE", path, endpoint);
     }
 
     /**
@@ -89,57 +96,127 @@ public final class Routes {
         return this;
     }
 
-    private Routes on(Method method, String path, Endpoint endpoint) {
-        table.computeIfAbsent(path, p -> new LinkedHashMap<>()).put(method, endpoint);
+    private Routes on(String method, String path, Endpoint endpoint) {
+        Path known = literal.get(path);
+        if (known == null) {
+            known = templates.stream().filter(t -> t.template().equals(path)).findFirst().orElse(null);
+        }
+        if (known == null) {
+            known = new Path(path);
+            if (known.parameters()) {
+                templates.add(known);
+            } else {
+                literal.put(path, known);
+            }
+        }
+        known.methods().put(method, endpoint);
         return this;
     }
 
-    public void install(HttpRouting.Builder routing) {
-        table.forEach((path, methods) -> {
-            Supplier<Optional<Principal>> anonymous = tokenless.getOrDefault(path, Optional::empty);
-            methods.forEach((method, endpoint) -> routing.route(method, path, guard(endpoint, anonymous)));
-            String allow = methods.keySet().stream().map(Method::text).collect(Collectors.joining(", "));
-            routing.any(path, guard(exchange -> {
-                        exchange.answerHeader("Allow", allow);
-                        throw new ParleyException(ErrorCode.METHOD_NOT_ALLOWED,
-                                "this path answers " + allow + " only");
-                    }, anonymous));
-        });
-        routing.any(guard(exchange -> {
-            throw new ParleyException(ErrorCode.NOT_FOUND, "no such route");
-        }, Optional::empty));
-    }
+    /** A route's path: its segments, a {@code {name}} one matching any one segment, and its endpoints by method. */
+    private record Path(String template, String[] segments, Map<String, Endpoint> methods) {
+        Path(String template) {
+            this(template, template.split("/", -1), new LinkedHashMap<>());
+        }
 
-    private Handler guard(Endpoint endpoint, Supplier<Optional<Principal>> tokenless) {
-        return (request, response) -> {
-            connections.running(request); // its body is now under the body timeout
-            Exchange exchange = new Exchange(request, response, tokens, tokenless, maxBodyBytes);
-            // the caller's W3C traceparent: what this request sends continues the caller's trace
-            try (var traced = TraceContext.enter(TraceContext.parse(request.headers().value(TRACEPARENT).orElse(null)))) {
-                refuseEscapedSlash(request.path().rawPath());
-                if (limiter != null) {
-                    limiter.admit(exchange); // rate limits
-                }
-                endpoint.handle(exchange);
-            } catch (CloseConnectionException gone) {
-                throw gone; // the socket failed or was closed: nobody is left to answer
-            } catch (Exchange.ClientGone gone) {
-                throw gone.connection(); // the same, met by a stream the route wrote
-            } catch (ParleyException e) {
-                if (!response.isSent()) {
-                    exchange.error(e);
-                }
-            } catch (Exception e) {
-                LOG.log(Level.SEVERE, "unexpected failure on " + request.prologue().method().text() + " "
-                        + request.path().path(), e);
-                if (!response.isSent()) {
-                    exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
+        boolean parameters() {
+            return template.contains("{");
+        }
+
+        /** The parameters of {@code path} if it matches, else null. */
+        Map<String, String> match(String[] path) {
+            if (path.length != segments.length) {
+                return null;
+            }
+            Map<String, String> parameters = null;
+            for (int i = 0; i < path.length; i++) {
+                String segment = segments[i];
+                if (segment.startsWith("{")) {
+                    if (path[i].isEmpty()) {
+                        return null;
+                    }
+                    if (parameters == null) {
+                        parameters = new HashMap<>(4);
+                    }
+                    parameters.put(segment.substring(1, segment.length() - 1), path[i]);
+                } else if (!segment.equals(path[i])) {
+                    return null;
                 }
             }
-            drain(request);
-            connections.answered(request);
-            closeIfAnswerSaysSo(response);
-        };
+            return parameters;
+        }
+
+        String allow() {
+            return String.join(", ", methods.keySet());
+        }
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        String path = Request.getPathInContext(request);
+        Path route = literal.get(path);
+        Map<String, String> parameters = NO_PARAMETERS;
+        if (route == null) {
+            String[] segments = path.split("/", -1);
+            for (Path template : templates) {
+                Map<String, String> matched = template.match(segments);
+                if (matched != null) {
+                    route = template;
+                    parameters = matched;
+                    break;
+                }
+            }
+        }
+        Endpoint endpoint;
+        Supplier<Optional<Principal>> anonymous;
+        if (route == null) {
+            endpoint = exchange -> {
+                throw new ParleyException(ErrorCode.NOT_FOUND, "no such route");
+            };
+            anonymous = Optional::empty;
+        } else {
+            endpoint = route.methods().get(request.getMethod());
+            if (endpoint == null) {
+                String allow = route.allow();
+                endpoint = exchange -> {
+                    exchange.answerHeader("Allow", allow);
+                    throw new ParleyException(ErrorCode.METHOD_NOT_ALLOWED, "this path answers " + allow + " only");
+                };
+            }
+            anonymous = tokenless.getOrDefault(route.template(), Optional::empty);
+        }
+        guard(new Exchange(request, response, tokens, anonymous, maxBodyBytes, parameters), endpoint, request,
+                callback);
+        return true;
+    }
+
+    private void guard(Exchange exchange, Endpoint endpoint, Request request, Callback callback) {
+        connections.running(exchange); // its body is now under the body timeout
+        // the caller's W3C traceparent: what this request sends continues the caller's trace
+        try (var traced = TraceContext.enter(TraceContext.parse(request.getHeaders().get("traceparent")))) {
+            refuseEscapedSlash(request.getHttpURI().getPath());
+            if (limiter != null) {
+                limiter.admit(exchange); // rate limits
+            }
+            endpoint.handle(exchange);
+        } catch (Exchange.ClientGone gone) {
+            callback.failed(gone); // the socket failed or was closed: nobody is left to answer
+            return;
+        } catch (ParleyException e) {
+            if (!exchange.answered()) {
+                exchange.error(e);
+            }
+        } catch (Exception e) {
+            LOG.log(Level.SEVERE, "unexpected failure on " + request.getMethod() + " " + Request.getPathInContext(request), e);
+            if (!exchange.answered()) {
+                exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
+            }
+        }
+        drain(exchange);
+        exchange.finish(Callback.from(Invocable.InvocationType.NON_BLOCKING, () -> {
+            connections.answered(exchange);
+            callback.succeeded();
+        }, callback::failed));
     }
 
     private static void refuseEscapedSlash(String rawPath) {
@@ -152,36 +229,13 @@ public final class Routes {
 
     /**
      * Reads and drops what the endpoint left of the body (an early 401, 404, 413…), within the
-     * body timeout and Helidon's size backstop, so that it is never read as the next request
-     * (request smuggling), and a client still writing its body gets to read the answer. A body
-     * that cannot be read to its end closes the connection.
+     * body timeout and a size backstop, before the answer, so that it is never read as the next
+     * request (request smuggling). A body held back for {@code Expect: 100-continue} is not asked
+     * for, and one larger than the backstop is not read: the answer closes the connection.
      */
-    private static void drain(ServerRequest request) {
-        if (request.content().consumed()) {
-            return;
-        }
-        if (!request.continueSent()) {
-            // Expect: 100-continue, and the body was never asked for: the client holds it back.
-            throw new CloseConnectionException("the request body was never asked for");
-        }
-        try {
-            request.content().consume();
-        } catch (RuntimeException e) {
-            throw new CloseConnectionException("the rest of the request body could not be read", e);
-        }
-    }
-
-    /**
-     * Helidon 4.5 answers a request that says {@code Connection: close} with the same header,
-     * then neither drains the body nor closes: it goes on reading requests from the socket.
-     * Ending the connection here is what the header promises.
-     */
-    private static void closeIfAnswerSaysSo(ServerResponse response) {
-        // the plain keep-alive most answers carry is settled without parsing the header's tokens
-        ServerResponseHeaders headers = response.headers();
-        if (response.isSent() && !headers.contains(HeaderValues.CONNECTION_KEEP_ALIVE)
-                && headers.containsToken(HeaderValues.CONNECTION_CLOSE)) {
-            throw new CloseConnectionException("the answer closed the connection");
+    private void drain(Exchange exchange) {
+        if (exchange.bodyLeft() && (exchange.bodyHeldBack() || !exchange.drain(drainBackstop))) {
+            exchange.closeAfterAnswer();
         }
     }
 }

@@ -3,32 +3,49 @@ package dev.parley.server.http;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.ErrorCode;
 import dev.parley.server.wire.Json;
-import io.helidon.http.DirectHandler;
-import io.helidon.http.HeaderNames;
-import io.helidon.webserver.http.DirectHandlers;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * Requests the HTTP layer refuses before any route sees them (a 64 KiB header, a broken
- * request line, an oversized entity), and connections refused as they are accepted, still
- * get the contract's error body, never an empty answer. The sentence is fixed: nothing of the offending request is echoed back.
+ * request line, an unknown transfer coding), and connections refused as they are accepted,
+ * still get the contract's error body, never an empty answer or the server's HTML page. The
+ * sentence is fixed: nothing of the offending request is echoed back.
  */
-public final class TransportErrors {
-    private TransportErrors() {
+public final class TransportErrors extends ErrorHandler {
+    /** A request the parser refused, before it became a request. */
+    @Override
+    public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
+        fields.put(HttpHeader.CONTENT_TYPE, "application/json");
+        return ByteBuffer.wrap(body(status));
     }
 
-    public static DirectHandlers handlers() {
-        return DirectHandlers.builder()
-                .addHandler(DirectHandler.EventType.BAD_REQUEST, (request, event, status, headers, message) ->
-                        answer(status, headers, ErrorCode.INVALID_REQUEST,
-                                "the request is malformed or its headers are too large"))
-                .addHandler(DirectHandler.EventType.PAYLOAD_TOO_LARGE, (request, event, status, headers, message) ->
-                        answer(status, headers, ErrorCode.PAYLOAD_TOO_LARGE, "the request is larger than the hub accepts"))
-                .addHandler(DirectHandler.EventType.HTTP_VERSION_NOT_SUPPORTED, (request, event, status, headers,
-                        message) -> answer(status, headers, ErrorCode.INVALID_REQUEST, "the hub speaks HTTP/1.1 only"))
-                .build();
+    /** A request refused after parsing (one the routes never saw). */
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        Object status = request.getAttribute(ERROR_STATUS);
+        int code = status instanceof Integer given ? given : response.getStatus();
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.write(true, ByteBuffer.wrap(body(code)), callback);
+        return true;
+    }
+
+    private static byte[] body(int status) {
+        return switch (status) {
+            case 413 -> body(ErrorCode.PAYLOAD_TOO_LARGE, "the request is larger than the hub accepts");
+            case 505 -> body(ErrorCode.INVALID_REQUEST, "the hub speaks HTTP/1.1 only");
+            default -> status >= 500
+                    ? body(ErrorCode.INTERNAL, "internal error; the hub log has the details")
+                    : body(ErrorCode.INVALID_REQUEST, "the request is malformed or its headers are too large");
+        };
     }
 
     /**
@@ -43,18 +60,6 @@ public final class TransportErrors {
         byte[] answer = Arrays.copyOf(head.getBytes(StandardCharsets.US_ASCII), head.length() + body.length);
         System.arraycopy(body, 0, answer, head.length(), body.length);
         return answer;
-    }
-
-    private static DirectHandler.TransportResponse answer(io.helidon.http.Status status,
-                                                          io.helidon.http.ServerResponseHeaders headers, ErrorCode code,
-                                                          String sentence) {
-        return DirectHandler.TransportResponse.builder()
-                .status(status)
-                .headers(headers)
-                .header(HeaderNames.CONTENT_TYPE, "application/json")
-                .entity(body(code, sentence))
-                .keepAlive(false)
-                .build();
     }
 
     private static byte[] body(ErrorCode code, String sentence) {

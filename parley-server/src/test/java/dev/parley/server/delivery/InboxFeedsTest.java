@@ -1,5 +1,6 @@
 package dev.parley.server.delivery;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -155,22 +156,46 @@ class InboxFeedsTest {
         try (StreamWatchdog beating = new StreamWatchdog(Duration.ofMinutes(1), heartbeat);
              StreamWatchdog slow = new StreamWatchdog(Duration.ofMinutes(1), Duration.ofMinutes(10))) {
             long start = System.nanoTime();
+            StreamWatchdog.Watch first = beating.watch(Thread.currentThread());
             assertFalse(assertTimeoutPreemptively(Duration.ofMinutes(1),
-                    () -> feed.awaitAfter(0, taken, beating.watch(Thread.currentThread()))),
+                    () -> feed.awaitAfter(0, taken, first, new LiveFrames(new RecordingBody(), first, null))),
                     "no news: the watchdog ends the wait for the heartbeat");
             assertTrue(System.nanoTime() - start >= heartbeat.toNanos() / 2, "not before half the heartbeat's interval");
 
-            // The wait has no timeout of its own: only a commit can end this one (before or after it begins).
+            // The wait has no timeout of its own: a commit the feed writes itself does not end it,
+            // one it cannot write (after a gap in the seqs) does.
+            RecordingBody body = new RecordingBody();
             CompletableFuture<Boolean> waited = new CompletableFuture<>();
-            Thread.ofVirtual().start(() -> {
+            Thread waiting = Thread.ofVirtual().start(() -> {
                 try {
-                    waited.complete(feed.awaitAfter(0, taken, slow.watch(Thread.currentThread())));
+                    StreamWatchdog.Watch watch = slow.watch(Thread.currentThread());
+                    waited.complete(feed.awaitAfter(0, taken, watch, new LiveFrames(body, watch, null)));
                 } catch (InterruptedException e) {
                     waited.completeExceptionally(e);
                 }
             });
+            await().atMost(Duration.ofMinutes(1)).until(() -> waiting.getState() == Thread.State.WAITING);
             feeds.committed(envelope(1));
+            assertTrue(body.text().startsWith("id: 1\n"), body::text);
+            assertFalse(waited.isDone(), "a commit the feed wrote itself is not the waiting thread's");
+            feeds.committed(envelope(3));
             assertTrue(waited.get(1, TimeUnit.MINUTES), "the commit is news");
+        }
+    }
+
+    @Test
+    void aStreamWithNewsBeforeItWaitsGoesOnFromItsOwnCursor() throws Exception {
+        InboxFeeds feeds = new InboxFeeds();
+        InboxFeeds.Feed feed = feeds.acquire(WORKER, InboxReader.OWNER);
+        InboxFeeds.Taken taken = feed.startTaking(InboxReader.OWNER);
+        try (StreamWatchdog watchdog = new StreamWatchdog(Duration.ofMinutes(1), Duration.ofMinutes(1))) {
+            StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
+            RecordingBody body = new RecordingBody();
+            LiveFrames live = new LiveFrames(body, watch, null);
+            LongStream.rangeClosed(1, 3).forEach(seq -> feeds.committed(envelope(seq)));
+            assertTrue(feed.awaitAfter(2, taken, watch, live), "seq 3 came before the wait: news at once");
+            assertEquals(2, live.settle(), "the feed wrote nothing: the stream goes on from its cursor");
+            assertEquals("", body.text());
         }
     }
 }

@@ -8,7 +8,6 @@ import dev.parley.core.Inboxes;
 import dev.parley.core.NodeId;
 import dev.parley.core.Principal;
 import dev.parley.server.metrics.Metrics;
-import java.io.OutputStream;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -38,20 +37,12 @@ class InboxStreamTest {
     }
 
     /** A response body that releases one permit per heartbeat written to it. */
-    private static OutputStream body(Semaphore heartbeats) {
-        return new OutputStream() {
-            @Override
-            public void write(int b) {
-                throw new UnsupportedOperationException("frames are written whole");
+    private static RecordingBody body(Semaphore heartbeats) {
+        return new RecordingBody(write -> {
+            if (write.equals(": hb\n\n")) {
+                heartbeats.release();
             }
-
-            @Override
-            public void write(byte[] bytes, int off, int len) {
-                if (new String(bytes, off, len, StandardCharsets.UTF_8).equals(": hb\n\n")) {
-                    heartbeats.release();
-                }
-            }
-        };
+        });
     }
 
     @Test
