@@ -41,7 +41,7 @@ public final class TransportErrors extends ErrorHandler {
     private static byte[] body(int status) {
         return switch (status) {
             case 413 -> body(ErrorCode.PAYLOAD_TOO_LARGE, "the request is larger than the hub accepts");
-            case 505 -> body(ErrorCode.INVALID_REQUEST, "the hub speaks HTTP/1.1 only");
+            case 426, 505 -> body(ErrorCode.INVALID_REQUEST, "the hub speaks HTTP/1.1 only");
             default -> status >= 500
                     ? body(ErrorCode.INTERNAL, "internal error; the hub log has the details")
                     : body(ErrorCode.INVALID_REQUEST, "the request is malformed or its headers are too large");
