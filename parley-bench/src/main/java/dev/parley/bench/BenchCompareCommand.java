@@ -95,8 +95,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
     int batch;
 
     @Option(names = "--floor",
-            description = "Also run the floor under Parley's side, in the same run: the hub's HTTP transport (Helidon "
-                    + "with the hub's socket settings, the same senders and SSE readers) doing none of the hub's work, "
+            description = "Also run the floor under Parley's side, in the same run: the hub's HTTP edge (its "
+                    + "HttpEdge, routes and connection ledger, the same senders and SSE readers) doing none of the hub's work, "
                     + "once answering at once (side http), once after a group commit that appends and fsyncs the "
                     + "bodies to a file (side http+fsync), and once with that commit's thread writing each frame to "
                     + "its stream itself instead of waking the stream's thread (side http+direct). Not with --batch "

@@ -94,7 +94,7 @@ final class LoadResult {
         if (atStart != null && warmup > 0) {
             // A rehearsal of the window's start half-way through the warm-up: its first scrape of
             // /metrics took the hub's request path down a branch it had not compiled, and the JIT
-            // recompiled Helidon's routing and response code inside the window.
+            // recompiled the edge's routing and response code inside the window.
             Thread.sleep(warmup * 500L);
             atStart.at(System.nanoTime());
         }

@@ -16,7 +16,7 @@ import java.util.logging.Logger;
 /** Structured logs: one JSON object per line on stderr ({@code at, level, logger, msg, error}). */
 final class JsonLogFormatter extends Formatter {
 
-    /** Routes all JUL logging (ours and Helidon's) to stderr as JSON lines. Idempotent. */
+    /** Routes all JUL logging (ours, and Jetty's through SLF4J's JUL binding) to stderr as JSON lines. Idempotent. */
     static void install() {
         Logger root = LogManager.getLogManager().getLogger("");
         for (var handler : root.getHandlers()) {
