@@ -113,6 +113,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -136,6 +137,8 @@ public final class Hub implements AutoCloseable {
     static final String ADMIN_TOKEN_FILE = "admin.token";
     private static final String ADMIN_TOKEN_PREFIX = "pa_";
 
+    /** How long a stop waits for each kind of stream it ended to write its end. */
+    private static final Duration STREAMS_END = Duration.ofSeconds(5);
     private final HttpEdge server;
     private final SqliteStore store;
     /** Ends every open stream: the inboxes' and the message flow's. */
@@ -390,6 +393,12 @@ public final class Hub implements AutoCloseable {
             Hub hub = new Hub(server, store, () -> {
                 feeds.closeAll();
                 flow.closeAll();
+                try { // the ended streams write their last chunk before the listener closes their connections
+                    stream.awaitEnded(STREAMS_END);
+                    flow.awaitEnded(STREAMS_END);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }, services, mcp, admission, admin, created[0], config.host(), sweeper,
                     scheduler);
             LOG.info("parley hub listening on " + hub.url() + " with data in " + config.dataDir().toAbsolutePath()

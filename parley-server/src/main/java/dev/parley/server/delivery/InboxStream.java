@@ -45,6 +45,7 @@ public final class InboxStream implements AutoCloseable {
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
     private final LiveMarks liveMarks;
+    private final StreamCount serving = new StreamCount();
 
     /** Heartbeats come at the watchdog's interval: it wakes a stream that has been silent that long. */
     public InboxStream(Inboxes inboxes, InboxFeeds feeds, StreamWatchdog watchdog, Metrics metrics) {
@@ -66,6 +67,7 @@ public final class InboxStream implements AutoCloseable {
         InboxFeeds.Feed feed = feeds.acquire(node, reader);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         metrics.openStreams.incrementAndGet();
+        serving.opened();
         long position = cursor.orElse(-1);
         InboxFeeds.Taken taken = feed.startTaking(reader);
         BacklogPages<List<Envelope>> backlog =
@@ -122,7 +124,13 @@ public final class InboxStream implements AutoCloseable {
             feed.stopTaking(taken);
             feeds.release(feed, reader);
             metrics.openStreams.decrementAndGet();
+            serving.closed();
         }
+    }
+
+    /** After the feeds closed (shutdown): waits, at most {@code timeout}, until every stream has written its end. */
+    public boolean awaitEnded(Duration timeout) throws InterruptedException {
+        return serving.awaitNone(timeout);
     }
 
     @Override

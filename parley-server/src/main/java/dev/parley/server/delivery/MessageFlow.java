@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +48,7 @@ public final class MessageFlow implements Notifier {
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
     private volatile boolean closed;
+    private final StreamCount serving = new StreamCount();
 
     /** Heartbeats come at the watchdog's interval, as on inbox streams: it wakes a follower silent that long. */
     public MessageFlow(StreamWatchdog watchdog, Metrics metrics) {
@@ -69,6 +71,7 @@ public final class MessageFlow implements Notifier {
         Follower follower = new Follower(viewer);
         followers.add(follower);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
+        serving.opened();
         try (OutputStream out = ex.eventStream()) {
             watch.write(out, READY);
             while (!closed) {
@@ -85,6 +88,7 @@ public final class MessageFlow implements Notifier {
             Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
             followers.remove(follower);
             watchdog.unwatch(watch);
+            serving.closed();
         }
     }
 
@@ -92,6 +96,11 @@ public final class MessageFlow implements Notifier {
     public void closeAll() {
         closed = true;
         followers.forEach(Follower::wake);
+    }
+
+    /** After {@link #closeAll}: waits, at most {@code timeout}, until every stream has written its end. */
+    public boolean awaitEnded(Duration timeout) throws InterruptedException {
+        return serving.awaitNone(timeout);
     }
 
     /** One {@code event: <kind>} frame per envelope, after a {@code : dropped N} comment if any were dropped; else a heartbeat. */

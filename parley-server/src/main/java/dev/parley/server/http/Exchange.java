@@ -319,13 +319,13 @@ public final class Exchange {
 
     /**
      * Ends the exchange for the route guard: the whole answer is written (a stream's end), and
-     * {@code done} completes when it is out; an endpoint that answered nothing answers 500.
+     * {@code done} completes when it is out.
      */
     void finish(Callback done) {
         if (stream != null) {
             stream.end(done);
         } else {
-            response.write(true, answer == null ? NO_BODY : answer, done);
+            response.write(true, answer, done);
         }
     }
 

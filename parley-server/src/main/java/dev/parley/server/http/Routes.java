@@ -212,6 +212,10 @@ public final class Routes extends Handler.Abstract {
                 exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
             }
         }
+        if (!exchange.answered()) { // a route that returned without an answer is the hub's fault
+            LOG.severe("no answer from the route of " + request.getMethod() + " " + Request.getPathInContext(request));
+            exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
+        }
         drain(exchange);
         exchange.finish(Callback.from(Invocable.InvocationType.NON_BLOCKING, () -> {
             connections.answered(exchange);

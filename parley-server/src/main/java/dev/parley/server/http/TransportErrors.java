@@ -16,7 +16,7 @@ import java.util.Arrays;
 
 /**
  * Requests the HTTP layer refuses before any route sees them (a 64 KiB header, a broken
- * request line, an unknown transfer coding), and connections refused as they are accepted,
+ * request line, an unknown transfer coding, a request while the hub stops), and connections refused as they are accepted,
  * still get the contract's error body, never an empty answer or the server's HTML page. The
  * sentence is fixed: nothing of the offending request is echoed back.
  */
@@ -42,6 +42,7 @@ public final class TransportErrors extends ErrorHandler {
         return switch (status) {
             case 413 -> body(ErrorCode.PAYLOAD_TOO_LARGE, "the request is larger than the hub accepts");
             case 426, 505 -> body(ErrorCode.INVALID_REQUEST, "the hub speaks HTTP/1.1 only");
+            case 503 -> body(ErrorCode.UNAVAILABLE, "the hub is shutting down");
             default -> status >= 500
                     ? body(ErrorCode.INTERNAL, "internal error; the hub log has the details")
                     : body(ErrorCode.INVALID_REQUEST, "the request is malformed or its headers are too large");

@@ -25,6 +25,35 @@ class HubRestartTest {
     @TempDir
     Path dataDir;
 
+    /**
+     * Many streams at once, so that a stop which closed the listener as soon as it had told the
+     * streams to end would cut some of them before their last chunk (it did).
+     */
+    @Test
+    void closeLetsEveryOneOfManyStreamsWriteItsEnd() {
+        HubFixture hub = HubFixture.start(dataDir);
+        List<SseClient> streams = new java.util.ArrayList<>();
+        try {
+            String token = hub.createNode(uid("many"), null);
+            for (int i = 0; i < 64; i++) {
+                SseClient stream = SseClient.open(hub, "/v1/inbox/stream", token, "0");
+                stream.expectReady(WAIT);
+                streams.add(stream);
+            }
+            hub.close();
+            hub = null;
+            for (SseClient stream : streams) {
+                stream.drainUntilEnd(WAIT);
+                assertNull(stream.end().cause(), "close must end every stream cleanly, got " + stream.end().cause());
+            }
+        } finally {
+            streams.forEach(SseClient::close);
+            if (hub != null) {
+                hub.close();
+            }
+        }
+    }
+
     @Test
     void stateSurvivesARestartAndCloseEndsStreamsCleanly() {
         String admin;
