@@ -206,8 +206,8 @@ public final class Exchange {
             }
             bodyRead = true;
             return bytes;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        } catch (IOException e) { // the connection failed or was closed (the body timeout) while it was read
+            throw new UncheckedIOException(new ClientGone(e));
         }
     }
 

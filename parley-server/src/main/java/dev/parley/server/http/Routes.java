@@ -11,6 +11,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Invocable;
 
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -202,15 +203,18 @@ public final class Routes extends Handler.Abstract {
         } catch (Exchange.ClientGone gone) {
             callback.failed(gone); // the socket failed or was closed: nobody is left to answer
             return;
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof Exchange.ClientGone gone) { // the same, met reading the body
+                callback.failed(gone);
+                return;
+            }
+            unexpected(exchange, request, e);
         } catch (ParleyException e) {
             if (!exchange.answered()) {
                 exchange.error(e);
             }
         } catch (Exception e) {
-            LOG.log(Level.SEVERE, "unexpected failure on " + request.getMethod() + " " + Request.getPathInContext(request), e);
-            if (!exchange.answered()) {
-                exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
-            }
+            unexpected(exchange, request, e);
         }
         if (!exchange.answered()) { // a route that returned without an answer is the hub's fault
             LOG.severe("no answer from the route of " + request.getMethod() + " " + Request.getPathInContext(request));
@@ -221,6 +225,13 @@ public final class Routes extends Handler.Abstract {
             connections.answered(exchange);
             callback.succeeded();
         }, callback::failed));
+    }
+
+    private static void unexpected(Exchange exchange, Request request, Exception e) {
+        LOG.log(Level.SEVERE, "unexpected failure on " + request.getMethod() + " " + Request.getPathInContext(request), e);
+        if (!exchange.answered()) {
+            exchange.error(new ParleyException(ErrorCode.INTERNAL, "internal error; the hub log has the details"));
+        }
     }
 
     private static void refuseEscapedSlash(String rawPath) {
