@@ -54,6 +54,7 @@ public final class InboxStream implements AutoCloseable {
         this.watchdog = watchdog;
         this.metrics = metrics;
         this.liveMarks = new LiveMarks(inboxes);
+        metrics.openStreamsFrom(serving::open);
     }
 
     public void serve(Inboxes.Inbox inbox, OptionalLong cursor, Replay replay, Exchange ex) {
@@ -66,7 +67,6 @@ public final class InboxStream implements AutoCloseable {
         InboxReader reader = inbox.reader();
         InboxFeeds.Feed feed = feeds.acquire(node, reader);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
-        metrics.openStreams.incrementAndGet();
         serving.opened();
         long position = cursor.orElse(-1);
         InboxFeeds.Taken taken = feed.startTaking(reader);
@@ -123,7 +123,6 @@ public final class InboxStream implements AutoCloseable {
             watchdog.unwatch(watch);
             feed.stopTaking(taken);
             feeds.release(feed, reader);
-            metrics.openStreams.decrementAndGet();
             serving.closed();
         }
     }

@@ -6,9 +6,9 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The streams of one kind being served, so that a stopping hub can let those it has just ended
- * write their last chunk before the listener closes their connections (a stream's end is written
- * before it counts itself out).
+ * The streams of one kind being served: how many (a gauge), and for a stopping hub, when those it
+ * has just ended have written their last chunk, before the listener closes their connections (a
+ * stream's end is written before it counts itself out).
  */
 final class StreamCount {
     private final ReentrantLock lock = new ReentrantLock();
@@ -30,6 +30,15 @@ final class StreamCount {
             if (--open == 0) {
                 none.signalAll();
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    int open() {
+        lock.lock();
+        try {
+            return open;
         } finally {
             lock.unlock();
         }

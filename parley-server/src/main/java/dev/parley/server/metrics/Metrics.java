@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.List;
@@ -24,7 +23,7 @@ public final class Metrics implements CommitObserver {
     final LongAdder sendsDuplicate = new LongAdder();
     final LongAdder sendsDenied = new LongAdder();
     public final LongAdder slowReadersDisconnected = new LongAdder();
-    public final AtomicInteger openStreams = new AtomicInteger();
+    private volatile java.util.function.IntSupplier openStreams = () -> 0;
     /** Envelopes a live message flow (the console's) dropped for a follower that fell behind. */
     public final LongAdder flowDropped = new LongAdder();
 
@@ -161,7 +160,7 @@ public final class Metrics implements CommitObserver {
         commitLatency.render(out);
         foldLatency.render(out);
         pushLatency.render(out);
-        gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.get());
+        gauge(out, "parley_open_streams", "SSE inbox streams open now.", openStreams.getAsInt());
         gauge(out, "parley_pushes_in_flight", "Webhook pushes under way: running, or waiting for a push permit.",
                 pushesInFlight.getAsLong());
         counter(out, "parley_flow_dropped_total", "Envelopes the live message flow dropped for a follower that fell behind.",
@@ -387,6 +386,11 @@ public final class Metrics implements CommitObserver {
         for (ConnectionPhase phase : ConnectionPhase.values()) {
             connectionTimeouts.put(phase, new LongAdder());
         }
+    }
+
+    /** Where the count of open inbox streams comes from (the streams count themselves in and out once). */
+    public void openStreamsFrom(java.util.function.IntSupplier source) {
+        this.openStreams = source;
     }
 
     public void openConnectionsFrom(java.util.function.IntSupplier source) {
