@@ -18,6 +18,9 @@ import java.util.List;
 public record ParleyServe(String mainClass, String classPath, List<String> javaOptions) {
     /** The JVM options of {@code parley serve}, next to its entry point's class; ./parley passes the same file. */
     static final String JAVA_OPTIONS = "serve-jvm.options";
+    /** Those of {@code parley serve} on JDK {@value #JDK_25}+ only, after {@value #JAVA_OPTIONS}; ./parley does the same. */
+    static final String JAVA_25_OPTIONS = "serve-jvm-25.options";
+    private static final int JDK_25 = 25;
     /**
      * protobuf (under CEL) reads memory through sun.misc.Unsafe, which JDK 24 and later warn
      * about at start, to the hub's operator, who can do nothing about it; JDK 21-22 reject the
@@ -31,10 +34,15 @@ public record ParleyServe(String mainClass, String classPath, List<String> javaO
 
     /**
      * The parley command whose entry point is {@code main}, on this JVM's class path (the shaded
-     * jar, when run from it), with the JVM options in {@value #JAVA_OPTIONS} beside {@code main}.
+     * jar, when run from it), with the JVM options in {@value #JAVA_OPTIONS} beside {@code main}
+     * (and {@value #JAVA_25_OPTIONS} on JDK 25+).
      */
     public static ParleyServe of(Class<?> main) {
-        return new ParleyServe(main.getName(), System.getProperty("java.class.path"), javaOptions(main));
+        List<String> options = new ArrayList<>(javaOptions(main, JAVA_OPTIONS));
+        if (Runtime.version().feature() >= JDK_25) {
+            options.addAll(javaOptions(main, JAVA_25_OPTIONS));
+        }
+        return new ParleyServe(main.getName(), System.getProperty("java.class.path"), options);
     }
 
     /** {@code java --enable-native-access=ALL-UNNAMED [--sun-misc-unsafe-memory-access=allow] <javaOptions> <jvmArgs> -cp <class path> <main> serve <serveArgs>}. */
@@ -55,10 +63,10 @@ public record ParleyServe(String mainClass, String classPath, List<String> javaO
     }
 
     /** The options of a java argument file as ./parley's is written: whitespace-separated, # to the line's end a comment. */
-    private static List<String> javaOptions(Class<?> main) {
-        try (InputStream in = main.getResourceAsStream(JAVA_OPTIONS)) {
+    private static List<String> javaOptions(Class<?> main, String file) {
+        try (InputStream in = main.getResourceAsStream(file)) {
             if (in == null) {
-                throw new IllegalStateException(JAVA_OPTIONS + " is missing beside " + main.getName());
+                throw new IllegalStateException(file + " is missing beside " + main.getName());
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
                     .map(line -> line.replaceFirst("#.*", "").strip())

@@ -51,7 +51,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class ParleyScriptTest {
     private static final Duration TRAINING = Duration.ofSeconds(120);
-    private static final String SERVE_OPTIONS = "parley-cli/src/main/resources/dev/parley/cli/serve-jvm.options";
+    /** serve's JVM options files: the layout's other build files. */
+    private static final List<String> SERVE_OPTIONS = List.of(
+            "parley-cli/src/main/resources/dev/parley/cli/serve-jvm.options",
+            "parley-cli/src/main/resources/dev/parley/cli/serve-jvm-25.options");
 
     @TempDir
     static Path dir;
@@ -68,9 +71,10 @@ class ParleyScriptTest {
         Files.createDirectories(root.resolve("scripts"));
         Files.copy(repository.resolve("parley"), root.resolve("parley"));
         Files.copy(repository.resolve("scripts/jdk.sh"), root.resolve("scripts/jdk.sh"));
-        Path serveOptions = root.resolve(SERVE_OPTIONS);
-        Files.createDirectories(serveOptions.getParent());
-        Files.copy(repository.resolve(SERVE_OPTIONS), serveOptions); // before the jar: the jar must not look stale
+        for (String options : SERVE_OPTIONS) { // before the jar: the jar must not look stale
+            Files.createDirectories(root.resolve(options).getParent());
+            Files.copy(repository.resolve(options), root.resolve(options));
+        }
         assertTrue(root.resolve("parley").toFile().setExecutable(true));
         Path target = Files.createDirectories(root.resolve("parley-cli/target"));
         jar = target.resolve("parley.jar");
@@ -205,13 +209,15 @@ class ParleyScriptTest {
 
     /**
      * A build file at {@code file}, newer than the jar yet older than the instant a stand-in build
-     * would touch the jar: the jar is set two minutes back for that, and the layout's one other
-     * build file (the serve options) three.
+     * would touch the jar: the jar is set two minutes back for that, and the layout's other
+     * build files (the serve options) three.
      */
     private static Path newerThanTheJar(Path file) throws IOException {
         Instant now = Instant.now();
         Files.writeString(file, "<project/>");
-        Files.setLastModifiedTime(root.resolve(SERVE_OPTIONS), FileTime.from(now.minusSeconds(180)));
+        for (String options : SERVE_OPTIONS) {
+            Files.setLastModifiedTime(root.resolve(options), FileTime.from(now.minusSeconds(180)));
+        }
         Files.setLastModifiedTime(jar, FileTime.from(now.minusSeconds(120)));
         Files.setLastModifiedTime(file, FileTime.from(now.minusSeconds(60)));
         return file;
