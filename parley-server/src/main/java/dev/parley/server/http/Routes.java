@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -36,6 +37,8 @@ import java.util.logging.Logger;
 public final class Routes extends Handler.Abstract {
     private static final Logger LOG = Logger.getLogger(Routes.class.getName());
     private static final Map<String, String> NO_PARAMETERS = Map.of();
+    /** The threads of what endpoints left to run alone ({@link Exchange#goOnAlone}). */
+    private static final ThreadFactory ALONE = Thread.ofVirtual().name("parley-stream-", 0).factory();
 
     /** One endpoint. */
     public interface Endpoint {
@@ -193,13 +196,25 @@ public final class Routes extends Handler.Abstract {
 
     private void guard(Exchange exchange, Endpoint endpoint, Request request, Callback callback) {
         connections.running(exchange); // its body is now under the body timeout
-        // the caller's W3C traceparent: what this request sends continues the caller's trace
-        try (var traced = TraceContext.enter(TraceContext.parse(request.getHeaders().get("traceparent")))) {
+        run(exchange, ex -> {
             refuseEscapedSlash(request.getHttpURI().getPath());
             if (limiter != null) {
-                limiter.admit(exchange); // rate limits
+                limiter.admit(ex); // rate limits
             }
+            endpoint.handle(ex);
+        }, request, callback);
+    }
+
+    /**
+     * Runs {@code endpoint} and answers; what it left to run alone ({@link Exchange#goOnAlone})
+     * runs the same way on a virtual thread of its own, and this thread goes back to the edge.
+     */
+    private void run(Exchange exchange, Endpoint endpoint, Request request, Callback callback) {
+        Endpoint rest = null;
+        // the caller's W3C traceparent: what this request sends continues the caller's trace
+        try (var traced = TraceContext.enter(TraceContext.parse(request.getHeaders().get("traceparent")))) {
             endpoint.handle(exchange);
+            rest = exchange.takeRest();
         } catch (Exchange.ClientGone gone) {
             callback.failed(gone); // the socket failed or was closed: nobody is left to answer
             return;
@@ -215,6 +230,11 @@ public final class Routes extends Handler.Abstract {
             }
         } catch (Exception e) {
             unexpected(exchange, request, e);
+        }
+        if (rest != null) {
+            Endpoint alone = rest;
+            ALONE.newThread(() -> run(exchange, alone, request, callback)).start();
+            return;
         }
         if (!exchange.answered()) { // a route that returned without an answer is the hub's fault
             LOG.severe("no answer from the route of " + request.getMethod() + " " + Request.getPathInContext(request));

@@ -43,7 +43,7 @@ public final class InboxRoutes {
                 ? OptionalLong.of(Exchange.parseLong("Last-Event-ID", header.get(), 0, Long.MAX_VALUE, ErrorCode.INVALID_CURSOR))
                 : ex.longQuery("after", 0, Long.MAX_VALUE, ErrorCode.INVALID_CURSOR);
         Replay replay = ex.query("replay").map(Replay::parse).orElse(Replay.UNDELIVERED);
-        stream.serve(inbox, cursor, replay, ex);
+        ex.goOnAlone(alone -> stream.serve(inbox, cursor, replay, alone)); // it may wait for hours
     }
 
     /** Head seq, backlog and last delivery: reading it takes no delivery. */

@@ -124,7 +124,7 @@ public final class MessageRoutes {
     /** Every envelope committed from now on that the caller may see, until it leaves or its token stops working. */
     private void flow(Exchange ex) {
         var caller = ex.caller();
-        flow.serve(caller, () -> ex.authenticate().equals(Optional.of(caller)), ex);
+        ex.goOnAlone(alone -> flow.serve(caller, () -> alone.authenticate().equals(Optional.of(caller)), alone));
     }
 
     /**

@@ -10,7 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.server.it.HubFixture.Resp;
+import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.parley.server.it.SseClient.Frame;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -501,6 +503,43 @@ class SseStreamTest {
             Frame next = resumed.nextEvent(WAIT);
             assertEquals(total + 1, next.seq(), "unexpected frame after the replay: " + next);
             assertEquals(marker.text("id"), next.json().get("id").asText());
+        }
+    }
+
+    /**
+     * A stream that waits holds a virtual thread of its own, not the edge's request thread with
+     * Jetty's and the route's frames beneath it: those were a third of a parked stream's stack,
+     * 18 MB of heap with 10,000 idle streams (BENCHMARKS.md, stop 57). In a dump of the hub's
+     * threads, none serving an inbox stream or the message flow has a Jetty frame.
+     */
+    @Test
+    void aWaitingStreamIsServedOnAThreadOfItsOwn() throws Exception {
+        String[] p = pair();
+        try (SseClient inbox = SseClient.open(hub, "/v1/inbox/stream", p[3], null);
+             SseClient flow = SseClient.open(hub, "/v1/messages/stream", p[1], null)) {
+            inbox.expectReady(WAIT);
+            flow.expectReady(WAIT);
+            Path dump = dataDir.resolve(uid("threads") + ".json");
+            ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+                    .dumpThreads(dump.toString(), HotSpotDiagnosticMXBean.ThreadDumpFormat.JSON);
+            JsonNode containers = HubFixture.JSON.readTree(dump.toFile()).path("threadDump").path("threadContainers");
+            for (String serve : List.of("delivery.InboxStream.serve", "delivery.MessageFlow.serve")) {
+                List<List<String>> serving = new ArrayList<>();
+                for (JsonNode container : containers) {
+                    for (JsonNode thread : container.path("threads")) {
+                        List<String> stack = new ArrayList<>();
+                        thread.path("stack").forEach(frame -> stack.add(frame.asText()));
+                        if (stack.stream().anyMatch(frame -> frame.contains(serve))) {
+                            serving.add(stack);
+                        }
+                    }
+                }
+                assertFalse(serving.isEmpty(), "no thread in " + serve + " in the dump " + dump);
+                for (List<String> stack : serving) {
+                    assertTrue(stack.stream().noneMatch(frame -> frame.contains("org.eclipse.jetty")),
+                            () -> "a stream served on the edge's thread: " + String.join("\n  ", stack));
+                }
+            }
         }
     }
 }
