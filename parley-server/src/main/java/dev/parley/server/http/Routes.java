@@ -28,7 +28,8 @@ import java.util.logging.Logger;
  * templates in the order they were added (a {@code {name}} segment matches one segment).
  * Every endpoint runs inside the same guard, which turns refusals into the contract's error
  * bodies and anything unexpected into a logged 500 without a stack trace for the client, and
- * writes the answer once the endpoint returns. A known path with another method answers 405,
+ * writes the answer once the endpoint returns (or what it left to run alone ends: a stream, on
+ * a virtual thread of its own). A known path with another method answers 405,
  * anything else 404. A path holding an escaped slash ({@code %2F}) is refused with 400 whatever
  * it matched: routes match the decoded path, so {@code /v1/nodes%2Fx} would otherwise reach
  * {@code /v1/nodes/x}, which a proxy filtering on the raw path would not expect. No id
