@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.List;
 import java.util.function.Supplier;
@@ -23,7 +24,7 @@ public final class Metrics implements CommitObserver {
     final LongAdder sendsDuplicate = new LongAdder();
     final LongAdder sendsDenied = new LongAdder();
     public final LongAdder slowReadersDisconnected = new LongAdder();
-    private volatile java.util.function.IntSupplier openStreams = () -> 0;
+    private volatile IntSupplier openStreams = () -> 0;
     /** Envelopes a live message flow (the console's) dropped for a follower that fell behind. */
     public final LongAdder flowDropped = new LongAdder();
 
@@ -380,7 +381,7 @@ public final class Metrics implements CommitObserver {
     public final LongAdder connectionsRefused = new LongAdder();
     /** Pre-filled for every phase, so each label is there from the start and reads need no lock. */
     private final Map<ConnectionPhase, LongAdder> connectionTimeouts = new EnumMap<>(ConnectionPhase.class);
-    private volatile java.util.function.IntSupplier openConnections = () -> 0;
+    private volatile IntSupplier openConnections = () -> 0;
 
     {
         for (ConnectionPhase phase : ConnectionPhase.values()) {
@@ -389,11 +390,11 @@ public final class Metrics implements CommitObserver {
     }
 
     /** Where the count of open inbox streams comes from (the streams count themselves in and out once). */
-    public void openStreamsFrom(java.util.function.IntSupplier source) {
+    public void openStreamsFrom(IntSupplier source) {
         this.openStreams = source;
     }
 
-    public void openConnectionsFrom(java.util.function.IntSupplier source) {
+    public void openConnectionsFrom(IntSupplier source) {
         this.openConnections = source;
     }
 
