@@ -10,9 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.server.it.HubFixture.Resp;
-import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.parley.server.it.SseClient.Frame;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -519,27 +517,8 @@ class SseStreamTest {
              SseClient flow = SseClient.open(hub, "/v1/messages/stream", p[1], null)) {
             inbox.expectReady(WAIT);
             flow.expectReady(WAIT);
-            Path dump = dataDir.resolve(uid("threads") + ".json");
-            ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                    .dumpThreads(dump.toString(), HotSpotDiagnosticMXBean.ThreadDumpFormat.JSON);
-            JsonNode containers = HubFixture.JSON.readTree(dump.toFile()).path("threadDump").path("threadContainers");
-            for (String serve : List.of("delivery.InboxStream.serve", "delivery.MessageFlow.serve")) {
-                List<List<String>> serving = new ArrayList<>();
-                for (JsonNode container : containers) {
-                    for (JsonNode thread : container.path("threads")) {
-                        List<String> stack = new ArrayList<>();
-                        thread.path("stack").forEach(frame -> stack.add(frame.asText()));
-                        if (stack.stream().anyMatch(frame -> frame.contains(serve))) {
-                            serving.add(stack);
-                        }
-                    }
-                }
-                assertFalse(serving.isEmpty(), "no thread in " + serve + " in the dump " + dump);
-                for (List<String> stack : serving) {
-                    assertTrue(stack.stream().noneMatch(frame -> frame.contains("org.eclipse.jetty")),
-                            () -> "a stream served on the edge's thread: " + String.join("\n  ", stack));
-                }
-            }
+            ThreadDumps.assertServedOffTheEdge(dataDir, "delivery.InboxStream.serve");
+            ThreadDumps.assertServedOffTheEdge(dataDir, "delivery.MessageFlow.serve");
         }
     }
 }
