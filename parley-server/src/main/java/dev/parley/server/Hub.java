@@ -141,7 +141,7 @@ public final class Hub implements AutoCloseable {
     private static final Duration STREAMS_END = Duration.ofSeconds(5);
     private final HttpEdge server;
     private final SqliteStore store;
-    /** Ends every open stream: the inboxes' and the message flow's. */
+    /** Ends every open stream: the inboxes', the message flow's and A2A tasks'. */
     private final Runnable endStreams;
     /** Background services, stopped in this order after the listener and before the store. */
     private final List<AutoCloseable> services;
@@ -373,10 +373,10 @@ public final class Hub implements AutoCloseable {
                     permissions, metrics),
                     graph, new McpSessions(), McpRoutes.loopback(config.host()), clock);
             mcp.register(routes);
-            new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
+            A2aRoutes a2a = new A2aRoutes(new A2aAgent(graph, router, tasks, a2aWatch, a2aPushes, metrics,
                     config.heartbeat().toMillis()), new A2aCards(version(), graph::owner, capabilities::of), graph,
-                    "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics)
-                    .register(routes);
+                    "http://" + config.host() + ":" + config.port(), config.heartbeat().toMillis(), watchdog, metrics);
+            a2a.register(routes);
 
             HttpEdge server = HttpEdge.start(config.host(), config.port(), routes, connections);
             listening[0] = server;
@@ -393,9 +393,11 @@ public final class Hub implements AutoCloseable {
             Hub hub = new Hub(server, store, () -> {
                 feeds.closeAll();
                 flow.closeAll();
+                a2aWatch.close();
                 try { // the ended streams write their last chunk before the listener closes their connections
                     stream.awaitEnded(STREAMS_END);
                     flow.awaitEnded(STREAMS_END);
+                    a2a.awaitEnded(STREAMS_END);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }

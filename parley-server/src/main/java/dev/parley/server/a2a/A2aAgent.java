@@ -162,6 +162,9 @@ public final class A2aAgent {
                     break;
                 }
                 Optional<Task> next = watcher.next(left);
+                if (next.isEmpty() && watcher.ended()) {
+                    break; // the hub stops: the caller gets the task as it stands, and may follow it later
+                }
                 if (next.isPresent() && !next.get().updatedAt().isBefore(current.updatedAt())) {
                     current = next.get();
                 }
@@ -249,7 +252,8 @@ public final class A2aAgent {
     /**
      * The task's updates as a stream: first the task as it stands, then each change in
      * order — the artifacts of a completion as artifact updates, every change as a status
-     * update — until the task ends. The watcher is opened before the snapshot is read.
+     * update — until the task ends, or until the hub stops (an error then ends the stream, and
+     * the client subscribes again). The watcher is opened before the snapshot is read.
      */
     void stream(Principal.Caller caller, Task task, A2aVersion version, Sink sink)
             throws IOException, InterruptedException {
@@ -259,6 +263,10 @@ public final class A2aAgent {
             while (!last.state().terminal()) {
                 Optional<Task> next = watcher.next(heartbeatMillis);
                 if (next.isEmpty()) {
+                    if (watcher.ended()) {
+                        throw new A2aError(A2aError.Kind.INTERNAL, "the hub is shutting down: subscribe to task "
+                                + task.id() + " again once it is back");
+                    }
                     sink.heartbeat();
                     continue;
                 }

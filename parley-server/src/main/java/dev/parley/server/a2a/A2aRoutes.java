@@ -14,6 +14,7 @@ import dev.parley.core.TaskState;
 import dev.parley.core.TaskWebhook;
 import dev.parley.core.TraceContext;
 import dev.parley.mcp.JsonFailures;
+import dev.parley.server.delivery.StreamCount;
 import dev.parley.server.delivery.StreamWatchdog;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
@@ -24,6 +25,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.List;
@@ -73,6 +75,7 @@ public final class A2aRoutes {
     private final long heartbeatMillis;
     private final StreamWatchdog watchdog;
     private final Metrics metrics;
+    private final StreamCount serving = new StreamCount();
 
     public A2aRoutes(A2aAgent agent, A2aCards cards, Graph graph, String hubUrl, long heartbeatMillis, StreamWatchdog watchdog,
               Metrics metrics) {
@@ -427,13 +430,20 @@ public final class A2aRoutes {
     }
 
     /**
-     * Writes the task's stream as SSE; an error after the stream began is its last event. Like
-     * an inbox stream, it is watched: a client that stops reading is cut after the slow-reader
-     * timeout, so its blocked write holds no thread and no memory for longer.
+     * Writes the task's stream as SSE, on a thread of its own (it may wait for hours); an error
+     * after the stream began is its last event. Like an inbox stream, it is watched: a client that
+     * stops reading is cut after the slow-reader timeout, so its blocked write holds no thread and
+     * no memory for longer.
      */
     private void stream(Exchange ex, Principal.Caller caller, Task task, A2aVersion v, Frame frame,
                         java.util.function.Function<A2aError, ObjectNode> errorFrame) {
+        ex.goOnAlone(alone -> serve(alone, caller, task, v, frame, errorFrame));
+    }
+
+    private void serve(Exchange ex, Principal.Caller caller, Task task, A2aVersion v, Frame frame,
+                       java.util.function.Function<A2aError, ObjectNode> errorFrame) {
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
+        serving.opened();
         try (OutputStream out = ex.eventStream()) {
             A2aAgent.Sink sink = new A2aAgent.Sink() {
                 @Override
@@ -463,7 +473,16 @@ public final class A2aRoutes {
         } finally {
             Thread.interrupted(); // a watchdog interrupt must not leak into the server's connection handling
             watchdog.unwatch(watch);
+            serving.closed(); // after the stream's end was written
         }
+    }
+
+    /**
+     * After the task watch closed (the hub stops, and each stream's last event says so): waits,
+     * at most {@code timeout}, until every stream has written its end.
+     */
+    public boolean awaitEnded(Duration timeout) throws InterruptedException {
+        return serving.awaitNone(timeout);
     }
 
     /** One SSE event of {@code type} (none: a message event) carrying {@code body}. */

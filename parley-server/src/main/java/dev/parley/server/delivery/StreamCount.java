@@ -9,12 +9,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * has just ended have written their last chunk, before the listener closes their connections (a
  * stream's end is written before it counts itself out).
  */
-final class StreamCount {
+public final class StreamCount {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition none = lock.newCondition();
     private int open;
 
-    void opened() {
+    public void opened() {
         lock.lock();
         try {
             open++;
@@ -23,7 +23,7 @@ final class StreamCount {
         }
     }
 
-    void closed() {
+    public void closed() {
         lock.lock();
         try {
             if (--open == 0) {
@@ -34,7 +34,7 @@ final class StreamCount {
         }
     }
 
-    int open() {
+    public int open() {
         lock.lock();
         try {
             return open;
@@ -44,7 +44,7 @@ final class StreamCount {
     }
 
     /** Waits until no stream is open, at most {@code timeout}; false if some still are. */
-    boolean awaitNone(Duration timeout) throws InterruptedException {
+    public boolean awaitNone(Duration timeout) throws InterruptedException {
         long left = timeout.toNanos();
         lock.lock();
         try {

@@ -270,7 +270,7 @@ class A2aProtocolTest {
         assertEquals(-32000, errorCode(anonymous));
     }
 
-    private static Map<String, Object> v03Message(String text) {
+    static Map<String, Object> v03Message(String text) {
         return Map.of("kind", "message", "messageId", UUID.randomUUID().toString(), "role", "user",
                 "parts", List.of(Map.of("kind", "text", "text", text)));
     }
