@@ -18,11 +18,11 @@ import dev.parley.server.delivery.StreamCount;
 import dev.parley.server.delivery.StreamWatchdog;
 import dev.parley.server.http.Exchange;
 import dev.parley.server.http.Routes;
+import dev.parley.server.http.StreamBody;
 import dev.parley.server.metrics.Metrics;
 import dev.parley.server.wire.Json;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -444,7 +444,8 @@ public final class A2aRoutes {
                        java.util.function.Function<A2aError, ObjectNode> errorFrame) {
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         serving.opened();
-        try (OutputStream out = ex.eventStream()) {
+        try (StreamBody out = ex.eventStream()) {
+            watch.answering(out);
             A2aAgent.Sink sink = new A2aAgent.Sink() {
                 @Override
                 public void send(String member, ObjectNode payload) throws IOException {

@@ -73,6 +73,7 @@ public final class InboxStream implements AutoCloseable {
         BacklogPages<List<Envelope>> backlog =
                 new BacklogPages<>(BATCH, after -> inboxes.after(inbox, after, BATCH), Function.identity());
         try (StreamBody out = answer.get()) {
+            watch.answering(out);
             LiveFrames live = new LiveFrames(out, watch,
                     reader.takesDelivery() ? written -> liveMarks.add(inbox, written) : null);
             try {

@@ -5,11 +5,11 @@ import dev.parley.core.Messages;
 import dev.parley.core.Notifier;
 import dev.parley.core.Principal;
 import dev.parley.server.http.Exchange;
+import dev.parley.server.http.StreamBody;
 import dev.parley.server.metrics.Metrics;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -72,7 +72,8 @@ public final class MessageFlow implements Notifier {
         followers.add(follower);
         StreamWatchdog.Watch watch = watchdog.watch(Thread.currentThread());
         serving.opened();
-        try (OutputStream out = ex.eventStream()) {
+        try (StreamBody out = ex.eventStream()) {
+            watch.answering(out);
             watch.write(out, READY);
             while (!closed) {
                 Taken taken = follower.take(watch);

@@ -1,5 +1,7 @@
 package dev.parley.server.delivery;
 
+import dev.parley.server.http.StreamBody;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The streams' one clock. It disconnects streams whose reader stopped reading: a stream
  * marks when a write starts and ends; a write still blocked after the timeout means the
- * client's TCP window has been full that long, so the stream's virtual thread is
- * interrupted, which closes its socket. The reader reconnects with its cursor and loses
- * nothing. And it wakes a waiting stream that has written nothing for a heartbeat
+ * client's TCP window has been full that long, so the stream's answer is given up (its
+ * connection closes and the write fails) and its virtual thread is interrupted, in case it
+ * waits elsewhere. The reader reconnects with its cursor and loses nothing. And it wakes a waiting stream that has written nothing for a heartbeat
  * interval, so that stream can write its heartbeat: a stream waits for news without a
  * timeout, because a virtual thread's timed wait costs the scheduler a timer set and
  * cancelled at every wake-up, that is at every envelope a busy stream carries.
@@ -57,6 +59,10 @@ public final class StreamWatchdog implements AutoCloseable {
             long since = watch.writingSince;
             if (since != 0 && now - since > timeoutNanos && !watch.tripped) {
                 watch.tripped = true;
+                StreamBody answer = watch.answer;
+                if (answer != null) {
+                    answer.abort(); // a blocked write ends failed, not interrupted: Jetty warned at each interrupt
+                }
                 watch.thread.interrupt();
             }
             Runnable waiting = watch.waiting;
@@ -79,6 +85,7 @@ public final class StreamWatchdog implements AutoCloseable {
         private volatile long wroteAt = System.nanoTime();
         private volatile Runnable waiting;
         private volatile boolean tripped;
+        private volatile StreamBody answer;
 
         private Watch(Thread thread, long heartbeatNanos) {
             this.thread = thread;
@@ -92,6 +99,11 @@ public final class StreamWatchdog implements AutoCloseable {
         void idle() {
             wroteAt = System.nanoTime();
             writingSince = 0;
+        }
+
+        /** The answer the stream writes, given up first when the stream is cut. */
+        public void answering(StreamBody body) {
+            answer = body;
         }
 
         /** Whether the stream has been silent long enough that its heartbeat is due. */

@@ -410,6 +410,7 @@ public final class Exchange {
         @Override
         public void abort() {
             aborted = true;
+            endPoint.close(new IOException("the answer was given up without its end"));
         }
 
         @Override

@@ -23,6 +23,9 @@ public abstract class StreamBody extends OutputStream {
      */
     public abstract void writeLater(ByteBuffer bytes, Written done);
 
-    /** Gives up the answer without its end: the connection closes (a write never finished). */
+    /**
+     * Gives up the answer without its end (a write never finished): the connection closes now,
+     * and a write under way fails, whichever thread waits for it.
+     */
     public abstract void abort();
 }

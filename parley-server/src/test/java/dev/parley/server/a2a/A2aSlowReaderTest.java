@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.server.it.HubFixture;
 import dev.parley.server.it.HubFixture.Resp;
+import dev.parley.server.it.LogCapture;
 import dev.parley.server.it.SseClient;
 import dev.parley.server.it.SseClient.Frame;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,7 +43,8 @@ class A2aSlowReaderTest {
 
     @Test
     void aSubscriberThatStopsReadingIsCutWhileTheOthersCarryOn() {
-        try (HubFixture hub = HubFixture.start(dir,
+        try (LogCapture jetty = LogCapture.of("org.eclipse.jetty");
+             HubFixture hub = HubFixture.start(dir,
                 c -> HubFixture.unthrottled(c.withSlowReaderTimeout(SLOW_READER_TIMEOUT)))) { // 600 updates, at full speed
             String lead = hub.createNode("lead", null);
             String worker = hub.createNode("worker", "lead");
@@ -101,6 +104,8 @@ class A2aSlowReaderTest {
                     .path("status").path("state").asText(), () -> last.getLast().data());
             System.out.printf("a2a slow reader: cut after %d updates of %d KiB; slowest update %d ms, slowest"
                     + " healthy delivery %d ms%n", updates, PROGRESS_BYTES / 1024, slowestUpdate, slowestDelivery);
+            // the cut failed the stuck write: Jetty saw no blocking write interrupted ("Blocking.Shared incomplete")
+            assertEquals(List.of(), jetty.messages(Level.WARNING, ""));
             stuck.close();
             healthy.close();
         }

@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -141,7 +142,8 @@ class SlowReaderTest {
 
     @Test
     void aStuckReaderIsCutAndResumingFromItsLastSeqLosesNothing() throws Exception {
-        try (HubFixture hub = HubFixture.start(dataDir, c -> c.withSlowReaderTimeout(Duration.ofSeconds(2)))) {
+        try (LogCapture jetty = LogCapture.of("org.eclipse.jetty");
+             HubFixture hub = HubFixture.start(dataDir, c -> c.withSlowReaderTimeout(Duration.ofSeconds(2)))) {
             Nodes nodes = Nodes.create(hub);
             SseClient stuck = SseClient.open(hub.port(), "/v1/inbox/stream", nodes.slowToken(), null, 4096, false);
             await().atMost(WAIT).until(() -> hub.metric("parley_open_streams") == 1.0);
@@ -154,6 +156,8 @@ class SlowReaderTest {
             // the hub cuts the stream whose write stayed blocked past the timeout
             await().atMost(WAIT).until(() -> hub.metric("parley_slow_readers_disconnected_total") == 1.0);
             await().atMost(WAIT).until(() -> hub.metric("parley_open_streams") == 0.0);
+
+            assertEquals(List.of(), jetty.messages(Level.WARNING, ""), "the cut failed the stuck write, not interrupted it");
 
             // what the stuck socket holds ends (EOF or reset), gap-free up to the cut
             stuck.startReading();
