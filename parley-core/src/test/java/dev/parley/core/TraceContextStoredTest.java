@@ -31,6 +31,36 @@ class TraceContextStoredTest {
         assertEquals(TraceContext.derived(ENVELOPE), TraceContext.fromStored(stored, ENVELOPE));
     }
 
+    /**
+     * Seeded random span ids over hex digits and their near misses (upper case, the letters and
+     * signs beside them, chars past ASCII whose low byte is a digit): a span id is accepted
+     * exactly when the W3C pattern says so.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void aSpanIdIsAcceptedExactlyWhenItIsSixteenLowercaseHexDigits(long seed) {
+        String alphabet = "0123456789abcdefABCDEFgz/:`G\u0130\u0161\u0666\uff10";
+        java.util.Random random = new java.util.Random(seed);
+        java.util.regex.Pattern w3c = java.util.regex.Pattern.compile("[0-9a-f]{16}");
+        for (int i = 0; i < 2_000; i++) {
+            StringBuilder span = new StringBuilder();
+            boolean nearMiss = random.nextInt(4) == 0;
+            for (int c = 0; c < 16; c++) {
+                span.append(alphabet.charAt(random.nextInt(nearMiss ? alphabet.length() : 16)));
+            }
+            String id = span.toString();
+            boolean expected = w3c.matcher(id).matches() && !id.equals("0".repeat(16));
+            boolean accepted;
+            try {
+                new TraceContext(TRACE, id, Optional.empty());
+                accepted = true;
+            } catch (IllegalArgumentException refused) {
+                accepted = false;
+            }
+            assertEquals(expected, accepted, id);
+        }
+    }
+
     @Test
     void noStoredContextIsTheDerivedContext() {
         assertEquals(TraceContext.derived(ENVELOPE), TraceContext.fromStored(null, ENVELOPE));
