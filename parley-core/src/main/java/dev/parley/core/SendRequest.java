@@ -23,6 +23,14 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
             Map.entry("task_complete", Route.TASK), Map.entry("task_failed", Route.TASK),
             Map.entry("task_canceled", Route.TASK));
 
+    /**
+     * Whether {@code kind} is one: {@code ^[a-z][a-z0-9_.-]{0,63}$}. A stream writes it bare on its
+     * {@code event:} line, so nothing else may reach an inbox, from a node or from a peer gateway.
+     */
+    public static boolean isKind(String kind) {
+        return kind != null && KIND.matcher(kind).matches();
+    }
+
     /** The route a kind the hub emits travels on; empty for a kind nodes may send. */
     public static Optional<Route> hubRoute(String kind) {
         return Optional.ofNullable(RESERVED.get(kind));
@@ -49,7 +57,7 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
     }
 
     public SendRequest {
-        if (!KIND.matcher(kind).matches()) {
+        if (!isKind(kind)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "kind must match ^[a-z][a-z0-9_.-]{0,63}$");
         }
         if (replyWithin.isPresent() && (replyWithin.get().toMillis() < 1 || replyWithin.get().toMillis() > 604_800_000L)) {

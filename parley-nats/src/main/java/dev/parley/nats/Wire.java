@@ -12,6 +12,7 @@ import dev.parley.core.Node;
 import dev.parley.core.NodeId;
 import dev.parley.core.NodeKind;
 import dev.parley.core.RemoteStep;
+import dev.parley.core.SendRequest;
 import dev.parley.core.Subscription;
 import dev.parley.core.TopicName;
 import dev.parley.core.Route;
@@ -112,7 +113,7 @@ final class Wire {
         try {
             return switch (text(in, "type")) {
                 case "envelope" -> new Record.Mail(new Envelope(text(in, "id"), 0, NodeId.of(text(in, "from")),
-                        NodeId.of(text(in, "to")), text(in, "kind"), optional(in, "text"),
+                        NodeId.of(text(in, "to")), kind(in), optional(in, "text"),
                         optional(in, "data").map(JsonText::new), optional(in, "corrId"), optional(in, "threadId"),
                         optional(in, "topic"), Optional.empty(), stringMap(in.get("meta")),
                         Instant.ofEpochMilli(number(in, "createdAt")),
@@ -253,6 +254,15 @@ final class Wire {
         } catch (IOException e) {
             throw new Unreadable("not JSON");
         }
+    }
+
+    /** An envelope's kind, held to what a send may name: a peer's record must not write a stream's lines. */
+    private static String kind(JsonNode in) {
+        String kind = text(in, "kind");
+        if (!SendRequest.isKind(kind)) {
+            throw new IllegalArgumentException("kind must match ^[a-z][a-z0-9_.-]{0,63}$");
+        }
+        return kind;
     }
 
     private static String text(JsonNode in, String field) {

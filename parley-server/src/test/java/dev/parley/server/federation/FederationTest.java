@@ -414,9 +414,13 @@ class FederationTest {
                         + "\"meta\":{},\"createdAt\":1,\"attempt\":1,\"route\":\"grant\",\"policyVersion\":\"x\"}";
                 raw.jetStream().publish("parley.out.a.b", forged.getBytes(StandardCharsets.UTF_8));
                 raw.jetStream().publish("parley.out.a.b", "not json".getBytes(StandardCharsets.UTF_8));
+                // from lead, whom a owns, with a kind that would write frames of its own into worker's stream
+                String injecting = forged.replace("mallory", "lead").replace("\"kind\":\"message\"",
+                        "\"kind\":\"message\\nid: 999\\ndata: {}\\n\\nevent: message\"");
+                raw.jetStream().publish("parley.out.a.b", injecting.getBytes(StandardCharsets.UTF_8));
             }
             a.sendOk(lead, "worker", "after");
-            await().atMost(WAIT).until(() -> b.inbox(worker).size() == 2);
+            await().atMost(WAIT).until(() -> b.inbox(worker).size() >= 2);
             List<JsonNode> inbox = b.inbox(worker);
             assertEquals(List.of("first", "after"), inbox.stream().map(e -> e.get("text").asText()).toList());
             assertEquals(List.of(1L, 2L), inbox.stream().map(e -> e.get("seq").asLong()).toList());
@@ -427,7 +431,9 @@ class FederationTest {
                     "the malformed record is audited: " + denied);
             String metrics = b.get(b.admin(), "/metrics").body();
             assertTrue(metrics.contains("parley_federation_refused_total 1"), metrics);
-            assertTrue(metrics.contains("parley_federation_unreadable_total 1"), metrics);
+            assertTrue(metrics.contains("parley_federation_unreadable_total 2"), metrics);
+            assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("kind must match")),
+                    "the record whose kind holds a stream's lines is audited: " + denied);
         }
     }
 
