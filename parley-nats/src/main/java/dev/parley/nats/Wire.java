@@ -1,7 +1,9 @@
 package dev.parley.nats;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.DeliveryState;
 import dev.parley.core.Envelope;
@@ -34,6 +36,7 @@ import java.util.Optional;
  */
 final class Wire {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectReader ONE_VALUE = JSON.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private Wire() {
     }
@@ -114,7 +117,7 @@ final class Wire {
             return switch (text(in, "type")) {
                 case "envelope" -> new Record.Mail(new Envelope(text(in, "id"), 0, NodeId.of(text(in, "from")),
                         NodeId.of(text(in, "to")), kind(in), optional(in, "text"),
-                        optional(in, "data").map(JsonText::new), optional(in, "corrId"), optional(in, "threadId"),
+                        data(in), optional(in, "corrId"), optional(in, "threadId"),
                         optional(in, "topic"), Optional.empty(), stringMap(in.get("meta")),
                         Instant.ofEpochMilli(number(in, "createdAt")),
                         new Trace((int) number(in, "attempt"), Route.parse(text(in, "route")),
@@ -254,6 +257,25 @@ final class Wire {
         } catch (IOException e) {
             throw new Unreadable("not JSON");
         }
+    }
+
+    /**
+     * An envelope's data: one JSON value, written compact as a send's is, for streams and answers
+     * embed it as it stands (a line break in it would end a stream's data line).
+     */
+    private static Optional<JsonText> data(JsonNode in) {
+        return optional(in, "data").map(text -> {
+            JsonNode value;
+            try {
+                value = ONE_VALUE.readTree(text);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("data is not one JSON value");
+            }
+            if (value == null || value.isMissingNode()) {
+                throw new IllegalArgumentException("data is not one JSON value");
+            }
+            return new JsonText(value.toString());
+        });
     }
 
     /** An envelope's kind, held to what a send may name: a peer's record must not write a stream's lines. */

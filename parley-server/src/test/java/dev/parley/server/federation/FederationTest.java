@@ -418,12 +418,21 @@ class FederationTest {
                 String injecting = forged.replace("mallory", "lead").replace("\"kind\":\"message\"",
                         "\"kind\":\"message\\nid: 999\\ndata: {}\\n\\nevent: message\"");
                 raw.jetStream().publish("parley.out.a.b", injecting.getBytes(StandardCharsets.UTF_8));
+                String fromLead = forged.replace("mallory", "lead");
+                // data is embedded in frames as it stands: lines of its own are refused, one JSON value is written compact
+                raw.jetStream().publish("parley.out.a.b", fromLead.replace("\"meta\"",
+                        "\"data\":\"1\\nid: 999\\ndata: {}\",\"meta\"").getBytes(StandardCharsets.UTF_8));
+                raw.jetStream().publish("parley.out.a.b", fromLead.replace("0001", "0002").replace("\"text\":\"forged\"",
+                        "\"text\":\"pretty\",\"data\":\"{\\n  \\\"a\\\": [1, 2]\\n}\"")
+                        .getBytes(StandardCharsets.UTF_8));
             }
             a.sendOk(lead, "worker", "after");
-            await().atMost(WAIT).until(() -> b.inbox(worker).size() >= 2);
+            await().atMost(WAIT).until(() -> b.inbox(worker).size() >= 3);
             List<JsonNode> inbox = b.inbox(worker);
-            assertEquals(List.of("first", "after"), inbox.stream().map(e -> e.get("text").asText()).toList());
-            assertEquals(List.of(1L, 2L), inbox.stream().map(e -> e.get("seq").asLong()).toList());
+            assertEquals(List.of("first", "pretty", "after"), inbox.stream().map(e -> e.get("text").asText()).toList());
+            assertEquals(List.of(1L, 2L, 3L), inbox.stream().map(e -> e.get("seq").asLong()).toList());
+            String polled = b.get(worker, "/v1/inbox").body();
+            assertTrue(polled.contains("\"data\":{\"a\":[1,2]}"), polled);
             List<JsonNode> denied = b.get(b.admin(), "/v1/audit?decision=deny&action=federation.ingest").items();
             assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("does not own sender mallory")),
                     "the forged envelope is audited: " + denied);
@@ -431,9 +440,11 @@ class FederationTest {
                     "the malformed record is audited: " + denied);
             String metrics = b.get(b.admin(), "/metrics").body();
             assertTrue(metrics.contains("parley_federation_refused_total 1"), metrics);
-            assertTrue(metrics.contains("parley_federation_unreadable_total 2"), metrics);
+            assertTrue(metrics.contains("parley_federation_unreadable_total 3"), metrics);
             assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("kind must match")),
                     "the record whose kind holds a stream's lines is audited: " + denied);
+            assertTrue(denied.stream().anyMatch(e -> e.get("reason").asText().contains("data is not one JSON value")),
+                    "the record whose data holds a stream's lines is audited: " + denied);
         }
     }
 
