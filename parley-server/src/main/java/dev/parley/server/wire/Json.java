@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.core.Envelope;
+import dev.parley.core.Route;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,6 +21,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 
@@ -54,6 +56,9 @@ public final class Json {
     private static final SerializableString RULE = new SerializedString("rule");
     private static final SerializableString TRACE_ID = new SerializedString("traceId");
     private static final SerializableString TRACEPARENT = new SerializedString("traceparent");
+    /** Each route's wire name, encoded once, by the route's ordinal. */
+    private static final SerializableString[] ROUTES = Arrays.stream(Route.values())
+            .map(route -> new SerializedString(route.wire())).toArray(SerializableString[]::new);
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
             .withZone(ZoneOffset.UTC);
     /** The days {@link #time} writes digit by digit: years 0 to 9999, four digits each. */
@@ -69,10 +74,15 @@ public final class Json {
      * visible share of a replay's CPU); the formatter takes the rest.
      */
     public static String time(Instant instant) {
+        return new String(timeBytes(instant), StandardCharsets.US_ASCII);
+    }
+
+    /** {@link #time}'s ASCII bytes. */
+    private static byte[] timeBytes(Instant instant) {
         long millis = instant.toEpochMilli();
         long days = Math.floorDiv(millis, 86_400_000L);
         if (days < MIN_FAST_DAY || days > MAX_FAST_DAY) {
-            return TIME.format(instant);
+            return TIME.format(instant).getBytes(StandardCharsets.US_ASCII);
         }
         LocalDate date = LocalDate.ofEpochDay(days);
         int ofDay = (int) Math.floorMod(millis, 86_400_000L);
@@ -91,7 +101,7 @@ public final class Json {
         out[19] = '.';
         digits(out, 20, ofDay % 1000, 3);
         out[23] = 'Z';
-        return new String(out, StandardCharsets.US_ASCII);
+        return out;
     }
 
     private static void digits(byte[] out, int at, int value, int width) {
@@ -158,9 +168,9 @@ public final class Json {
         g.writeFieldName(SEQ);
         g.writeNumber(e.seq());
         g.writeFieldName(FROM);
-        string(g, e.from().value());
+        ascii(g, e.from().value());
         g.writeFieldName(TO);
-        string(g, e.to().value());
+        ascii(g, e.to().value());
         g.writeFieldName(KIND);
         string(g, e.kind());
         optional(g, TEXT, e.text());
@@ -184,13 +194,13 @@ public final class Json {
         }
         g.writeEndObject();
         g.writeFieldName(CREATED_AT);
-        string(g, time(e.createdAt()));
+        ascii(g, timeBytes(e.createdAt()));
         g.writeFieldName(TRACE);
         g.writeStartObject();
         g.writeFieldName(ATTEMPT);
         g.writeNumber(e.trace().attempt());
         g.writeFieldName(ROUTE);
-        string(g, e.trace().route().wire());
+        g.writeString(ROUTES[e.trace().route().ordinal()]);
         g.writeFieldName(POLICY_VERSION);
         string(g, e.trace().policyVersion());
         if (e.trace().rule().isPresent()) {
@@ -198,9 +208,9 @@ public final class Json {
             string(g, e.trace().rule().get());
         }
         g.writeFieldName(TRACE_ID);
-        string(g, e.trace().context().traceId());
+        ascii(g, e.trace().context().traceId());
         g.writeFieldName(TRACEPARENT);
-        string(g, e.trace().context().traceparent());
+        ascii(g, e.trace().context().traceparent());
         g.writeEndObject();
         g.writeEndObject();
     }
@@ -227,6 +237,19 @@ public final class Json {
         } else {
             g.writeString(value);
         }
+    }
+
+    /**
+     * A string value that its type holds to printable ASCII without a quote or a backslash (a
+     * node id, a trace's hex ids): its bytes go out unchecked. {@link #string}'s check of the
+     * fields every frame has was a third of a replayed frame's encoding.
+     */
+    private static void ascii(JsonGenerator g, String value) throws IOException {
+        ascii(g, value.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private static void ascii(JsonGenerator g, byte[] ascii) throws IOException {
+        g.writeRawUTF8String(ascii, 0, ascii.length);
     }
 
     /**
