@@ -1,7 +1,7 @@
 package dev.parley.nats;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -36,7 +36,9 @@ import java.util.Optional;
  */
 final class Wire {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final ObjectReader ONE_VALUE = JSON.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    /** A peer's data read as a send's is: one value, no key twice in an object. */
+    private static final ObjectReader ONE_VALUE = JSON.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS,
+            DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
 
     private Wire() {
     }

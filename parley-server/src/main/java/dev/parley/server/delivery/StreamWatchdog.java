@@ -17,10 +17,11 @@ import java.util.concurrent.TimeUnit;
  * marks when a write starts and ends; a write still blocked after the timeout means the
  * client's TCP window has been full that long, so the stream's answer is given up (its
  * connection closes and the write fails) and its virtual thread is interrupted, in case it
- * waits elsewhere. The reader reconnects with its cursor and loses nothing. And it wakes a waiting stream that has written nothing for a heartbeat
- * interval, so that stream can write its heartbeat: a stream waits for news without a
- * timeout, because a virtual thread's timed wait costs the scheduler a timer set and
- * cancelled at every wake-up, that is at every envelope a busy stream carries.
+ * waits elsewhere. The reader reconnects with its cursor and loses nothing. And it wakes a
+ * waiting stream that has written nothing for a heartbeat interval, so that stream can write
+ * its heartbeat: a stream waits for news without a timeout, because a virtual thread's timed
+ * wait costs the scheduler a timer set and cancelled at every wake-up, that is at every
+ * envelope a busy stream carries.
  */
 public final class StreamWatchdog implements AutoCloseable {
     private final long timeoutNanos;
