@@ -185,7 +185,9 @@ public record TraceContext(String traceId, String spanId, Optional<String> paren
 
     private static boolean[] hexDigits() {
         boolean[] digits = new boolean[128];
-        "0123456789abcdef".chars().forEach(digit -> digits[digit] = true);
+        for (char digit : "0123456789abcdef".toCharArray()) { // no stream or lambda: the CLI's start loads this class
+            digits[digit] = true;
+        }
         return digits;
     }
 
