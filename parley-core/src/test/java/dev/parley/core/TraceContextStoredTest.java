@@ -5,6 +5,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.Optional;
+import java.util.Random;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -40,8 +42,8 @@ class TraceContextStoredTest {
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
     void aSpanIdIsAcceptedExactlyWhenItIsSixteenLowercaseHexDigits(long seed) {
         String alphabet = "0123456789abcdefABCDEFgz/:`G\u0130\u0161\u0666\uff10";
-        java.util.Random random = new java.util.Random(seed);
-        java.util.regex.Pattern w3c = java.util.regex.Pattern.compile("[0-9a-f]{16}");
+        Random random = new Random(seed);
+        Pattern w3c = Pattern.compile("[0-9a-f]{16}");
         for (int i = 0; i < 2_000; i++) {
             StringBuilder span = new StringBuilder();
             boolean nearMiss = random.nextInt(4) == 0;

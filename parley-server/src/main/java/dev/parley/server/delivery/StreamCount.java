@@ -34,7 +34,7 @@ public final class StreamCount {
         }
     }
 
-    public int open() {
+    int open() {
         lock.lock();
         try {
             return open;
