@@ -79,6 +79,10 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         /** What the window's edges say about this variant, into facts. */
         default void measured(Window edges, Map<String, Object> facts) {
         }
+
+        /** After the window and the drain, before the hub stops: what the run left behind, into facts. */
+        default void settled(BenchHub hub, Map<String, Object> facts) throws Exception {
+        }
     }
 
     /** The two variants, and what they hold for the whole comparison (released at {@link #close()}). */
@@ -268,6 +272,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             result.machinePercent = cpu[0].machinePercentUntil(cpu[1]);
             Window measured = new Window(edges.get(0), edges.get(1));
             variant.measured(measured, facts);
+            variant.settled(hub, facts);
             facts.put("meanCommitMs", BenchSupport.round(1000.0
                     * BenchSupport.delta(measured.before(), measured.after(), "parley_commit_latency_seconds_sum")
                     / BenchSupport.delta(measured.before(), measured.after(), "parley_commit_latency_seconds_count")));

@@ -110,9 +110,12 @@ class BenchScenarioSmokeTest {
             assertEquals(0, each.get("errors").asLong(), run.context());
         }
         JsonNode on = r.get("runs").get(1);
-        assertTrue(on.get("spansExported").asLong() > 0, "the on run exported no span in its window" + run.context());
-        assertTrue(on.get("sinkRequests").asLong() > 0, "the receiver got no export" + run.context());
-        assertTrue(on.get("sinkBytes").asLong() > 0, run.context());
+        // The window's own figures can be 0 here: a 2 s window on a busy machine may end between the
+        // receiver taking the first batch and the hub hearing back. What the run exported is judged
+        // once it settled (BenchExportCommand's settled).
+        assertTrue(on.get("spansExportedByEnd").asLong() > 0, "the on run exported no span" + run.context());
+        assertTrue(on.get("sinkRequestsByEnd").asLong() > 0, "the receiver got no export" + run.context());
+        assertTrue(on.has("spansExported") && on.has("sinkBytes"), "the window's figures are reported" + run.context());
         assertEquals(0, on.get("exportFailures").asLong(), "the receiver answers every export 200" + run.context());
         assertTrue(r.get("runs").get(0).path("spansExported").isMissingNode(), "off exports nothing" + run.context());
         assertTrue(r.get("ratio").isNumber(), run.context());
