@@ -122,7 +122,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     public DuePage due(Instant now, Optional<DueKey> after, int limit) {
         return readers.read(s -> {
             // a first page starts below every real entry: no due time is negative
-            var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"
+            var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS_OF_E + ", e.state, w.purpose, w.attempt, w.due_at FROM schedule w"
                     + " JOIN envelopes e ON e.id = w.envelope_id WHERE w.due_at <= ?"
                     + " AND (w.due_at, w.envelope_id, w.purpose) > (?, ?, ?)"
                     + " ORDER BY w.due_at, w.envelope_id, w.purpose LIMIT ?");
@@ -139,7 +139,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     @Override
     public DuePushes duePushes(NodeId node, Instant now, int limit) {
         return readers.read(s -> {
-            var select = s.get("SELECT " + prefixed() + ", e.state, w.purpose, w.attempt, w.due_at FROM envelopes e"
+            var select = s.get("SELECT " + Rows.ENVELOPE_COLUMNS_OF_E + ", e.state, w.purpose, w.attempt, w.due_at FROM envelopes e"
                     + " INDEXED BY envelopes_undelivered JOIN schedule w ON w.envelope_id = e.id AND w.purpose = 'push'"
                     + " WHERE e.to_node = ? AND e.delivered_at IS NULL AND w.due_at <= ? ORDER BY e.seq LIMIT ?");
             select.setString(1, node.value());
@@ -405,7 +405,7 @@ public final class SqliteDeliveries implements DeliveryStore {
     }
 
     private static String deadLetterQuery() {
-        return "SELECT " + prefixed() + ", d.reason, d.attempts, d.at FROM dead_letters d JOIN envelopes e"
+        return "SELECT " + Rows.ENVELOPE_COLUMNS_OF_E + ", d.reason, d.attempts, d.at FROM dead_letters d JOIN envelopes e"
                 + " ON e.id = d.envelope_id";
     }
 
@@ -419,11 +419,6 @@ public final class SqliteDeliveries implements DeliveryStore {
             }
             return out;
         }
-    }
-
-    /** The envelope columns qualified with the {@code e.} alias, in {@link Rows#ENVELOPE_COLUMNS} order. */
-    private static String prefixed() {
-        return "e." + Rows.ENVELOPE_COLUMNS.replace(", ", ", e.");
     }
 
     private static ParleyException notFound(String envelopeId) {
