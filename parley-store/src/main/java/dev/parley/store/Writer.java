@@ -97,6 +97,11 @@ final class Writer implements AutoCloseable {
     private final Thread announcer;
     /** The writer's last hand-over at close: every batch before it has been announced. */
     private static final Runnable END = () -> { };
+    /**
+     * What {@link #close()} queues to wake an idle writer; the writer passes over it as the first
+     * of a batch, and runs it as a job that does nothing when it comes behind other jobs.
+     */
+    private static final Pending<Void> WAKE = new Pending<>(tx -> null, new CompletableFuture<>());
     private volatile boolean closing;
     /**
      * Set by the writer once it has taken its last job; after that it fails whatever it finds
@@ -227,7 +232,7 @@ final class Writer implements AutoCloseable {
         while (true) {
             Pending<?> first;
             try {
-                first = queue.poll(50, TimeUnit.MILLISECONDS);
+                first = next();
             } catch (InterruptedException e) {
                 continue; // only close() stops the writer, after the queue is drained
             }
@@ -260,6 +265,25 @@ final class Writer implements AutoCloseable {
                 upkeep();
             }
         }
+    }
+
+    /**
+     * The next job, waited for as long as there is none while the store is healthy: an idle hub's
+     * writer does not wake (it polled every 50 ms, 20 wake-ups a second). Null when none is queued
+     * at close, or when a failing store's next probe is due.
+     */
+    private Pending<?> next() throws InterruptedException {
+        Pending<?> job;
+        do {
+            if (closing) {
+                job = queue.poll();
+            } else if (health == StoreHealth.OK) {
+                job = queue.take();
+            } else {
+                job = queue.poll(Math.max(0, PROBE_NANOS - (System.nanoTime() - lastAttemptNanos)), TimeUnit.NANOSECONDS);
+            }
+        } while (job == WAKE);
+        return job;
     }
 
     private void upkeep() {
@@ -519,6 +543,9 @@ final class Writer implements AutoCloseable {
     @Override
     public void close() {
         closing = true;
+        // Wakes a writer waiting for work; if the queue is full, the writer is not waiting, and it
+        // sees closing once it has drained it.
+        queue.offer(WAKE);
         try {
             thread.join();
             announcer.join();

@@ -15,6 +15,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -24,19 +27,24 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A group commit that fails part-way leaves the writer clean. The failure is injected in
@@ -47,6 +55,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class WriterRecoveryTest {
     private static final NodeId WORKER = NodeId.of("worker");
+    private static final Path TASKS = Path.of("/proc/self/task");
     private static final Instant NOW = Instant.parse("2026-11-22T10:00:00.000Z");
 
     @TempDir
@@ -80,6 +89,34 @@ class WriterRecoveryTest {
         assertEquals(List.of(first.id(), second.id(), third.id()),
                 store.inboxAfter(WORKER, 0, 100).stream().map(Envelope::id).toList(),
                 "exactly the accepted envelopes are stored, nothing of the refused ones");
+    }
+
+    @Test
+    void aFailingStoreIsProbedWithoutAWriteToWakeTheWriter() throws Exception {
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
+        append();
+        injectFault("BEFORE INSERT ON envelopes");
+        fault(true);
+        assertThrows(ParleyException.class, this::append);
+        assertEquals(StoreHealth.FAILING, store.health());
+        // The writer probes on its own (a write of one page, which the fault does not touch).
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.health() == StoreHealth.OK);
+    }
+
+    @Test
+    void aHealthyWriterWaitsForWorkWithoutWaking() throws Exception {
+        assumeTrue(Files.isDirectory(TASKS), "needs Linux's /proc/self/task to count a thread's wake-ups");
+        Set<Path> others = writerTasks();
+        store = SqliteStore.open(dir, e -> { }, CommitObserver.NONE);
+        Set<Path> writers = writerTasks();
+        writers.removeAll(others);
+        assertEquals(1, writers.size(), "the store's writer thread is found by its name");
+        Path writer = writers.iterator().next();
+        append(); // the writer has worked and gone back to waiting
+        long start = wakeUps(writer);
+        // It polled its queue every 50 ms: about 20 wake-ups a second, idle.
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> wakeUps(writer) - start <= 1);
+        assertEquals(2, append().seq(), "and a write still wakes it");
     }
 
     @Test
@@ -317,5 +354,27 @@ class WriterRecoveryTest {
             s.execute("PRAGMA busy_timeout = 10000");
         }
         return c;
+    }
+
+    /** The tasks of this JVM that bear the store's writer's name ({@code comm}: its first 15 characters). */
+    private static Set<Path> writerTasks() throws IOException {
+        try (Stream<Path> tasks = Files.list(TASKS)) {
+            return tasks.filter(t -> read(t.resolve("comm")).strip().equals(SqliteStore.WRITER_THREAD))
+                    .collect(Collectors.toCollection(HashSet::new));
+        }
+    }
+
+    /** The times a task gave up its core to wait: its wake-ups. */
+    private static long wakeUps(Path task) {
+        return read(task.resolve("status")).lines().filter(l -> l.startsWith("voluntary_ctxt_switches:"))
+                .mapToLong(l -> Long.parseLong(l.substring(l.indexOf(':') + 1).strip())).findFirst().orElseThrow();
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }
