@@ -200,9 +200,13 @@ public final class BenchReplayCommand implements Callable<Integer> {
         return head;
     }
 
-    /** One timed replay. */
+    /**
+     * One timed replay. {@code jitPercent} and {@code gcPercent}: the compiler's and the
+     * collector's threads' share of this process's CPU in it (the hub's too when it runs in this
+     * process): how much of a round a JIT still warming up took.
+     */
     record Replay(long cursor, long expected, long received, long outOfOrder, double firstFrameMs, double seconds,
-                  double cpuPercent, double machinePercent) {
+                  double cpuPercent, double machinePercent, double jitPercent, double gcPercent) {
         double perSecond() {
             return seconds > 0 ? received / seconds : 0;
         }
@@ -214,8 +218,8 @@ public final class BenchReplayCommand implements Callable<Integer> {
         @Override
         public String toString() {
             return String.format(Locale.ROOT, "%,d envelopes in %.3f s = %,.0f envelopes/s (first frame %.1f ms; "
-                            + "CPU %.0f%%, machine %.0f%%)%s",
-                    received, seconds, perSecond(), firstFrameMs, cpuPercent, machinePercent,
+                            + "CPU %.0f%%, machine %.0f%%; of the CPU JIT %.0f%%, GC %.0f%%)%s",
+                    received, seconds, perSecond(), firstFrameMs, cpuPercent, machinePercent, jitPercent, gcPercent,
                     complete() ? "" : String.format(Locale.ROOT, " INCOMPLETE: expected %,d, %,d out of order", expected,
                             outOfOrder));
         }
@@ -241,6 +245,7 @@ public final class BenchReplayCommand implements Callable<Integer> {
                 }
             }
         };
+        Machine.ThreadTicks ticks0 = Machine.ThreadTicks.now();
         Machine.CpuSample c0 = Machine.CpuSample.now();
         long t0 = System.nanoTime();
         SseStream stream = new HttpConnection(hub.host(), hub.port(), 10_000).openStream("/v1/inbox/stream", token,
@@ -249,13 +254,15 @@ public final class BenchReplayCommand implements Callable<Integer> {
         boolean finished = done.await(replayTimeout, TimeUnit.SECONDS);
         long t1 = System.nanoTime();
         Machine.CpuSample c1 = Machine.CpuSample.now();
+        Map<Machine.ThreadPart, Double> shares = ticks0.sharesUntil(Machine.ThreadTicks.now());
         stream.close();
         reader.join(10_000);
         // the reader thread has stopped: its writes to state are visible after join
         long received = state[1];
         return new Replay(cursor, head - cursor, received, state[2] + (finished ? 0 : 1),
                 received == 0 ? Double.NaN : (state[3] - t0) / 1e6, (t1 - t0) / 1e9, c0.processPercentUntil(c1),
-                c0.machinePercentUntil(c1));
+                c0.machinePercentUntil(c1), 100 * shares.getOrDefault(Machine.ThreadPart.JIT, Double.NaN),
+                100 * shares.getOrDefault(Machine.ThreadPart.GC, Double.NaN));
     }
 
     private static double best(List<Replay> rs) {
@@ -276,6 +283,8 @@ public final class BenchReplayCommand implements Callable<Integer> {
         o.put("firstFrameMsEach", rs.stream().map(r -> BenchSupport.round(r.firstFrameMs())).toList());
         o.put("cpuPercentEach", rs.stream().map(r -> BenchSupport.round(r.cpuPercent())).toList());
         o.put("machineCpuPercentEach", rs.stream().map(r -> BenchSupport.round(r.machinePercent())).toList());
+        o.put("jitPercentEach", rs.stream().map(r -> BenchSupport.round(r.jitPercent())).toList());
+        o.put("gcPercentEach", rs.stream().map(r -> BenchSupport.round(r.gcPercent())).toList());
         o.put("complete", rs.stream().allMatch(Replay::complete));
         return o;
     }

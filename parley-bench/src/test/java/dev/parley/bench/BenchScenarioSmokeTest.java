@@ -29,6 +29,11 @@ class BenchScenarioSmokeTest {
         assertTrue(r.get("fromStart").get("complete").asBoolean(), run.context());
         assertEquals(n - r.get("middleCursor").asLong(), r.get("fromMiddle").get("envelopes").asLong(), run.context());
         assertTrue(r.get("fromMiddle").get("complete").asBoolean(), run.context());
+        for (String part : new String[] {"jitPercentEach", "gcPercentEach"}) { // the round's CPU, split by threads
+            JsonNode each = r.get("fromStart").get(part);
+            assertEquals(r.get("rounds").asInt(), each.size(), part + run.context());
+            each.forEach(p -> assertTrue(p.isNumber() && p.asDouble() >= 0 && p.asDouble() <= 100, part + run.context()));
+        }
         assertEquals(0, run.code(), "exit code" + run.context());
     }
 
