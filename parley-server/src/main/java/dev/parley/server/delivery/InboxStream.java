@@ -16,6 +16,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.Function;
@@ -79,8 +80,9 @@ public final class InboxStream implements AutoCloseable {
             try {
                 watch.write(out, READY);
                 position = cursor.isPresent() ? cursor.getAsLong() : replay(inbox, replay, out, watch);
+                List<Envelope> held = new ArrayList<>();
                 while (!feed.closed()) {
-                    List<Envelope> again = feed.take(taken);
+                    List<Envelope> again = written(feed.take(taken), held, position);
                     if (!again.isEmpty()) {
                         send(again, inbox, out, watch, false);
                     }
@@ -136,6 +138,22 @@ public final class InboxStream implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         liveMarks.close();
+    }
+
+    /**
+     * The redeliveries {@code taken} (with those {@code held} from before) of envelopes this
+     * stream has written, up to {@code position}; the others stay held until it has. A stream
+     * late to look at its feed (another stream of the node wrote the envelope and its redelivery
+     * came due meanwhile) would otherwise write an envelope's redelivery before the envelope.
+     */
+    private static List<Envelope> written(List<Envelope> taken, List<Envelope> held, long position) {
+        if (taken.isEmpty() && held.isEmpty()) {
+            return taken; // the usual case, asked before every page: nothing to hold or let go
+        }
+        held.addAll(taken);
+        List<Envelope> due = new ArrayList<>();
+        held.removeIf(envelope -> envelope.seq() <= position && due.add(envelope));
+        return due;
     }
 
     /**

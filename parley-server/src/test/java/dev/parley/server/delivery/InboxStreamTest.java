@@ -3,17 +3,26 @@ package dev.parley.server.delivery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.parley.core.DeliveryPolicies;
+import dev.parley.core.DeliveryStore;
+import dev.parley.core.Envelope;
 import dev.parley.core.EventStore;
 import dev.parley.core.Inboxes;
 import dev.parley.core.NodeId;
 import dev.parley.core.Principal;
+import dev.parley.core.Route;
+import dev.parley.core.Trace;
 import dev.parley.server.metrics.Metrics;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,6 +52,65 @@ class InboxStreamTest {
                 heartbeats.release();
             }
         });
+    }
+
+    /**
+     * The interleaving behind a failure of {@code RedeliveryAndReplyTest} on a busy machine: one
+     * stream of the node wrote an envelope and marked it delivered, the redelivery came due, and
+     * only then did a second stream, late since its ready comment, look at its feed: it found
+     * the redelivery and the envelope both, and wrote the redelivery first. Its client saw attempt
+     * 2 of an envelope before attempt 1.
+     */
+    @Test
+    void aLateStreamWritesAnEnvelopeBeforeItsRedelivery() throws Exception {
+        EventStore store = (EventStore) Proxy.newProxyInstance(EventStore.class.getClassLoader(),
+                new Class<?>[]{EventStore.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "headSeq" -> 0L;
+                    case "markDelivered" -> null;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+        DeliveryStore deliveries = (DeliveryStore) Proxy.newProxyInstance(DeliveryStore.class.getClassLoader(),
+                new Class<?>[]{DeliveryStore.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "policies" -> Map.of();
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+        Inboxes inboxes = new Inboxes(store, new DeliveryPolicies(deliveries, null, null, Clock.systemUTC()), null,
+                Clock.systemUTC());
+        Inboxes.Inbox inbox = inboxes.own(new Principal.Caller(WORKER));
+        InboxFeeds feeds = new InboxFeeds();
+        CountDownLatch atReady = new CountDownLatch(1);
+        CountDownLatch goOn = new CountDownLatch(1);
+        Semaphore frames = new Semaphore(0);
+        RecordingBody body = new RecordingBody(write -> {
+            if (write.startsWith(": parley ready")) { // the stream's thread is held here: late
+                atReady.countDown();
+                try {
+                    goOn.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            } else if (write.contains("event: ")) {
+                frames.release((int) write.lines().filter(line -> line.startsWith("event: ")).count());
+            }
+        });
+        try (StreamWatchdog watchdog = new StreamWatchdog(Duration.ofMinutes(1), Duration.ofMinutes(1))) {
+            InboxStream stream = new InboxStream(inboxes, feeds, watchdog, new Metrics());
+            Thread serving = Thread.ofVirtual().start(() -> stream.serve(inbox, OptionalLong.of(0), null, () -> body));
+            assertTrue(atReady.await(1, TimeUnit.MINUTES), "the stream wrote its ready comment");
+            Envelope first = new Envelope("e1", 1, NodeId.of("lead"), WORKER, "message", Optional.of("hi"),
+                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(),
+                    Instant.parse("2026-12-07T07:00:00Z"), new Trace(1, Route.INTRA_GROUP, "p"));
+            feeds.committed(first);
+            feeds.redeliver(first.withAttempt(2));
+            goOn.countDown();
+
+            assertTrue(frames.tryAcquire(2, 1, TimeUnit.MINUTES), "both frames written: " + body.text());
+            feeds.close(WORKER);
+            serving.join();
+        }
+        List<String> attempts = body.text().lines().filter(line -> line.startsWith("data: "))
+                .map(line -> line.replaceAll(".*\"attempt\":(\\d+).*", "$1")).toList();
+        assertEquals(List.of("1", "2"), attempts, "the envelope, then its redelivery: " + body.text());
     }
 
     @Test
