@@ -21,7 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * memory stays bounded per followed inbox, in envelopes and in their text's size.
  */
 public final class InboxFeeds implements Notifier {
-    private static final int RING = 512;
+    static final int RING = 512;
     /**
      * What a ring's envelopes may hold together in text and data characters, beyond the newest
      * one, which is always kept. A stream that keeps up is a few envelopes behind; what the ring

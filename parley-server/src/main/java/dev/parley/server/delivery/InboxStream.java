@@ -145,14 +145,19 @@ public final class InboxStream implements AutoCloseable {
      * stream has written, up to {@code position}; the others stay held until it has. A stream
      * late to look at its feed (another stream of the node wrote the envelope and its redelivery
      * came due meanwhile) would otherwise write an envelope's redelivery before the envelope.
+     * A stream far behind holds at most as many as a feed keeps, the oldest let go first: the
+     * envelopes themselves are still ahead of it, so their clients get them all the same.
      */
-    private static List<Envelope> written(List<Envelope> taken, List<Envelope> held, long position) {
+    static List<Envelope> written(List<Envelope> taken, List<Envelope> held, long position) {
         if (taken.isEmpty() && held.isEmpty()) {
             return taken; // the usual case, asked before every page: nothing to hold or let go
         }
         held.addAll(taken);
         List<Envelope> due = new ArrayList<>();
         held.removeIf(envelope -> envelope.seq() <= position && due.add(envelope));
+        if (held.size() > InboxFeeds.RING) {
+            held.subList(0, held.size() - InboxFeeds.RING).clear();
+        }
         return due;
     }
 

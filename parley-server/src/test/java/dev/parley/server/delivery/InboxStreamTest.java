@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,6 +27,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
 /** What an idle stream does between envelopes. */
@@ -97,9 +99,7 @@ class InboxStreamTest {
             InboxStream stream = new InboxStream(inboxes, feeds, watchdog, new Metrics());
             Thread serving = Thread.ofVirtual().start(() -> stream.serve(inbox, OptionalLong.of(0), null, () -> body));
             assertTrue(atReady.await(1, TimeUnit.MINUTES), "the stream wrote its ready comment");
-            Envelope first = new Envelope("e1", 1, NodeId.of("lead"), WORKER, "message", Optional.of("hi"),
-                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(),
-                    Instant.parse("2026-12-07T07:00:00Z"), new Trace(1, Route.INTRA_GROUP, "p"));
+            Envelope first = envelope(1, 1);
             feeds.committed(first);
             feeds.redeliver(first.withAttempt(2));
             goOn.countDown();
@@ -111,6 +111,29 @@ class InboxStreamTest {
         List<String> attempts = body.text().lines().filter(line -> line.startsWith("data: "))
                 .map(line -> line.replaceAll(".*\"attempt\":(\\d+).*", "$1")).toList();
         assertEquals(List.of("1", "2"), attempts, "the envelope, then its redelivery: " + body.text());
+    }
+
+    @Test
+    void redeliveriesOfEnvelopesAheadOfAStreamWaitForItsPositionAndAFewAreHeldAtMost() {
+        List<Envelope> held = new ArrayList<>();
+        List<Envelope> taken = LongStream.rangeClosed(1, InboxFeeds.RING + 88).mapToObj(seq -> envelope(seq, 2))
+                .toList();
+        assertEquals(List.of(1L, 2L, 3L), seqs(InboxStream.written(taken, held, 3)), "those written go at once");
+        assertEquals(InboxFeeds.RING, held.size(), "the others wait, as many as a feed keeps");
+        assertEquals(89L, held.getFirst().seq(), "the oldest are let go: the stream writes those envelopes later");
+        assertEquals(List.of(), InboxStream.written(List.of(), held, 88), "nothing held is due before its envelope");
+        assertEquals(List.of(89L, 90L), seqs(InboxStream.written(List.of(), held, 90)), "then it goes");
+        assertEquals(List.of(), InboxStream.written(List.of(), new ArrayList<>(), 90));
+    }
+
+    private static Envelope envelope(long seq, int attempt) {
+        return new Envelope("e" + seq, seq, NodeId.of("lead"), WORKER, "message", Optional.of("hi"), Optional.empty(),
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Map.of(),
+                Instant.parse("2026-12-07T07:00:00Z"), new Trace(attempt, Route.INTRA_GROUP, "p"));
+    }
+
+    private static List<Long> seqs(List<Envelope> envelopes) {
+        return envelopes.stream().map(Envelope::seq).toList();
     }
 
     @Test
