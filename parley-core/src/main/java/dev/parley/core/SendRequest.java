@@ -24,11 +24,15 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
             Map.entry("task_canceled", Route.TASK));
 
     /**
-     * Whether {@code kind} is one: {@code ^[a-z][a-z0-9_.-]{0,63}$}. A stream writes it bare on its
-     * {@code event:} line, so nothing else may reach an inbox, from a node or from a peer gateway.
+     * {@code kind}, refused unless it matches {@code ^[a-z][a-z0-9_.-]{0,63}$}: a stream writes it
+     * bare on its {@code event:} line, so nothing else may reach an inbox, from a node or from a
+     * peer gateway, nor name a kind in a policy's check or a schema.
      */
-    public static boolean isKind(String kind) {
-        return kind != null && KIND.matcher(kind).matches();
+    public static String requireKind(String kind) {
+        if (kind == null || !KIND.matcher(kind).matches()) {
+            throw new ParleyException(ErrorCode.INVALID_REQUEST, "kind must match " + KIND.pattern());
+        }
+        return kind;
     }
 
     /** The route a kind the hub emits travels on; empty for a kind nodes may send. */
@@ -57,9 +61,7 @@ public record SendRequest(NodeId to, String kind, Payload payload, Optional<Stri
     }
 
     public SendRequest {
-        if (!isKind(kind)) {
-            throw new ParleyException(ErrorCode.INVALID_REQUEST, "kind must match ^[a-z][a-z0-9_.-]{0,63}$");
-        }
+        requireKind(kind);
         if (replyWithin.isPresent() && (replyWithin.get().toMillis() < 1 || replyWithin.get().toMillis() > 604_800_000L)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "replyWithinMs must be between 1 and 604800000 (7 days)");
         }

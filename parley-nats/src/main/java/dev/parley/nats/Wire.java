@@ -118,7 +118,7 @@ final class Wire {
         try {
             return switch (text(in, "type")) {
                 case "envelope" -> new Record.Mail(new Envelope(text(in, "id"), 0, NodeId.of(text(in, "from")),
-                        NodeId.of(text(in, "to")), kind(in), optional(in, "text"),
+                        NodeId.of(text(in, "to")), SendRequest.requireKind(text(in, "kind")), optional(in, "text"),
                         data(in), optional(in, "corrId"), optional(in, "threadId"),
                         optional(in, "topic"), Optional.empty(), stringMap(in.get("meta")),
                         Instant.ofEpochMilli(number(in, "createdAt")),
@@ -267,26 +267,16 @@ final class Wire {
      */
     private static Optional<JsonText> data(JsonNode in) {
         return optional(in, "data").map(text -> {
-            JsonNode value;
             try {
-                value = ONE_VALUE.readTree(text);
+                JsonNode value = ONE_VALUE.readTree(text);
+                if (value != null && !value.isMissingNode()) {
+                    return new JsonText(value.toString());
+                }
             } catch (IOException e) {
-                throw new IllegalArgumentException("data is not one JSON value");
+                // said below, as for an empty text
             }
-            if (value == null || value.isMissingNode()) {
-                throw new IllegalArgumentException("data is not one JSON value");
-            }
-            return new JsonText(value.toString());
+            throw new IllegalArgumentException("data is not one JSON value");
         });
-    }
-
-    /** An envelope's kind, held to what a send may name: a peer's record must not write a stream's lines. */
-    private static String kind(JsonNode in) {
-        String kind = text(in, "kind");
-        if (!SendRequest.isKind(kind)) {
-            throw new IllegalArgumentException("kind must match ^[a-z][a-z0-9_.-]{0,63}$");
-        }
-        return kind;
     }
 
     private static String text(JsonNode in, String field) {

@@ -22,6 +22,7 @@ import dev.parley.core.PayloadSchemas;
 import dev.parley.core.PolicyRules;
 import dev.parley.core.Principal;
 import dev.parley.core.SchemaStore;
+import dev.parley.core.SendRequest;
 import dev.parley.core.SkillReview;
 import dev.parley.core.StoredSchema;
 import dev.parley.server.metrics.Metrics;
@@ -40,7 +41,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
@@ -51,7 +51,6 @@ import java.util.regex.PatternSyntaxException;
  */
 public final class JsonSchemas implements PayloadSchemas, Contracts {
     private static final String DIALECT = "https://json-schema.org/draft/2020-12/schema";
-    private static final Pattern KIND = Pattern.compile("^[a-z][a-z0-9_.-]{0,63}$");
     /** Kinds whose data the hub composes itself: a schema for them would never be asked. */
     private static final Set<String> HUB_KINDS = Set.of("dead_letter", "incident", "task", "task_accept", "task_update",
             "task_complete", "task_failed", "task_canceled", SkillReview.KIND, ApprovalCard.ENVELOPE_KIND);
@@ -260,9 +259,7 @@ public final class JsonSchemas implements PayloadSchemas, Contracts {
     }
 
     private static void requireKind(String kind) {
-        if (!KIND.matcher(kind).matches()) {
-            throw new ParleyException(ErrorCode.INVALID_REQUEST, "kind must match " + KIND.pattern());
-        }
+        SendRequest.requireKind(kind);
         if (HUB_KINDS.contains(kind)) {
             throw new ParleyException(ErrorCode.INVALID_REQUEST, "the hub composes the data of kind " + kind
                     + "; it takes no schema");

@@ -18,11 +18,9 @@ import dev.parley.server.policy.LivePolicy;
 import dev.parley.server.wire.Json;
 
 import java.time.InstantSource;
-import java.util.regex.Pattern;
 
 /** {@code /v1/policy}: the rules in force, and a dry run of the access decision. */
 public final class PolicyRoutes {
-    private static final Pattern KIND = Pattern.compile("^[a-z][a-z0-9_.-]{0,63}$");
 
     private final LivePolicy live;
     private final AccessPolicy dryRun;
@@ -58,10 +56,7 @@ public final class PolicyRoutes {
         Body body = ex.body();
         NodeId from = NodeId.of(body.requiredString("from"));
         NodeId to = NodeId.of(body.requiredString("to"));
-        String kind = body.string("kind").orElse(SendRequest.DEFAULT_KIND);
-        if (!KIND.matcher(kind).matches()) {
-            throw Body.invalid("kind must match " + KIND.pattern());
-        }
+        String kind = SendRequest.requireKind(body.string("kind").orElse(SendRequest.DEFAULT_KIND));
         if (caller instanceof Principal.Caller c && !c.id().equals(from)) {
             throw new ParleyException(ErrorCode.FORBIDDEN, "a node may check only its own sends (from must be "
                     + c.id() + ")");
