@@ -127,6 +127,20 @@ public final class BenchCompareCommand implements Callable<Integer> {
         boolean ok() {
             return r.accepted > 0 && r.lost == 0;
         }
+
+        /** The server process's CPU in the window, in microseconds a message acknowledged in it. */
+        double serverMicrosEach() {
+            return microsEach(serverCpu);
+        }
+
+        /** This JVM's CPU in the window (the hub's too when it runs here), in microseconds a message. */
+        double clientMicrosEach() {
+            return microsEach(selfCpu);
+        }
+
+        private double microsEach(double percentOfCores) {
+            return percentOfCores / 100 * Runtime.getRuntime().availableProcessors() * 1e6 / r.perSecond();
+        }
     }
 
     /** Both sides (or the one asked for) measured once, one after the other. */
@@ -286,9 +300,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 batch > 1 ? ", batches of " + batch + " (parley: POST /v1/messages:batch; jetstream: publishAsync, "
                         + batch + " acks outstanding)" : "",
                 all.size() > 1 ? ", " + all.size() + " rounds (parley first in odd rounds, jetstream in even ones)" : "");
-        String fmt = "  %-12s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s%n";
+        String fmt = "  %-12s %9s %9s %9s %9s %9s %9s %7s %6s %6s %7s %7s %6s %7s %7s%n";
         out.printf(Locale.ROOT, fmt, "side", "sends/s", "p50 ms", "p99 ms", "max ms", "ack p50", "ack p99", "errors",
-                "lost", "load", "server", "client", "machine");
+                "lost", "load", "server", "client", "machine", "srv us", "cli us");
         List<Side> sides = new ArrayList<>();
         all.forEach(r -> sides.addAll(r.sides()));
         sides.addAll(floors.values());
@@ -299,7 +313,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     BenchSupport.ms(BenchSupport.pct(r.ack, 50)), BenchSupport.ms(BenchSupport.pct(r.ack, 99)),
                     Long.toString(r.errors), Long.toString(r.lost),
                     String.format(Locale.ROOT, "%.1f", s.loadBefore), pctOrDash(s.serverCpu), pctOrDash(s.selfCpu),
-                    pctOrDash(s.machineBusy));
+                    pctOrDash(s.machineBusy), microsOrDash(s.serverMicrosEach()), microsOrDash(s.clientMicrosEach()));
         }
         List<Double> ratios = all.stream().map(Round::ratio).filter(Objects::nonNull).toList();
         Double ratio = ratios.isEmpty() ? null : BenchSupport.round(BenchSupport.median(ratios));
@@ -328,7 +342,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
         out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
         out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"
-                + (hubMode.equals("in-process") && parley != null ? " (hub included on the parley side)" : ""));
+                + (hubMode.equals("in-process") && parley != null ? " (hub included on the parley side)" : "")
+                + "; srv us, cli us: their CPU in microseconds a message acknowledged in the window");
         out.println("  durability at ack: parley fsyncs every accepted message before its 202 (SQLite WAL, synchronous=FULL);");
         out.println("    jetstream " + (jetstreamSync.equals("always")
                 ? "runs with sync_interval: always (fsync before the PubAck)"
@@ -388,11 +403,17 @@ public final class BenchCompareCommand implements Callable<Integer> {
         o.put("serverCpuPercent", BenchSupport.round(s.serverCpu));
         o.put("clientCpuPercent", BenchSupport.round(s.selfCpu));
         o.put("machineBusyPercent", BenchSupport.round(s.machineBusy));
+        o.put("serverCpuMicrosEach", BenchSupport.round(s.serverMicrosEach()));
+        o.put("clientCpuMicrosEach", BenchSupport.round(s.clientMicrosEach()));
         o.put("loadBefore", BenchSupport.round(s.loadBefore));
         return o;
     }
 
     private static String pctOrDash(double v) {
         return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.0f%%", v);
+    }
+
+    private static String microsOrDash(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.1f", v) : "-";
     }
 }

@@ -26,6 +26,14 @@ class BenchQuickTest {
                 "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
     }
 
+    /** A side's CPU a message is its share of the cores in the window over the messages acknowledged in it. */
+    private static void assertCpuEach(JsonNode side, String percent, String each, String context) {
+        double expected = side.path(percent).asDouble() / 100 * Runtime.getRuntime().availableProcessors() * 1e6
+                / side.path("perSec").asDouble();
+        assertTrue(side.path(each).asDouble() > 0, each + " missing" + context);
+        assertEquals(expected, side.path(each).asDouble(), expected * 0.001 + 0.01, each + context);
+    }
+
     private static void assertFigures(JsonNode side, String name, String context) {
         assertTrue(side.isObject(), name + " figures missing" + context);
         assertTrue(side.path("perSec").asDouble() > 0, name + ": no acknowledged send in the window" + context);
@@ -138,6 +146,11 @@ class BenchQuickTest {
         assertEquals(0, run.result().path("parley").path("lost").asLong(), "parley: accepted but never streamed" + run.context());
         assertEquals(0, run.result().path("parley").path("duplicates").asLong(), run.context());
         assertTrue(run.result().path("ratio").isNumber(), "no ratio" + run.context());
+        assertCpuEach(run.result().path("jetstream"), "serverCpuPercent", "serverCpuMicrosEach", run.context());
+        assertCpuEach(run.result().path("jetstream"), "clientCpuPercent", "clientCpuMicrosEach", run.context());
+        assertCpuEach(run.result().path("parley"), "clientCpuPercent", "clientCpuMicrosEach", run.context());
+        assertTrue(run.result().path("parley").path("serverCpuMicrosEach").isNull(),
+                "the hub runs in the bench's JVM: its CPU is the client's" + run.context());
         System.out.printf("bench %s: parley/jetstream throughput ratio %.3f (parley %.0f/s p99 %.1f ms, "
                         + "jetstream %.0f/s p99 %.1f ms); timing is logged, never asserted%n", String.join(" ", args),
                 run.result().path("ratio").asDouble(), run.result().path("parley").path("perSec").asDouble(),

@@ -65,6 +65,19 @@ class BenchChildHubTest {
         return r;
     }
 
+    /** With the hub as {@code parley serve} beside it, the comparison says the hub's own CPU a send. */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void compareWithAChildHubSaysTheHubsCpuASend() throws Exception {
+        CliRun run = CliRun.parley("bench", "compare", "--hub", "child", "--only", "parley", "--quick", "--json");
+        JsonNode parley = result(run).path("parley");
+        assertTrue(parley.path("perSec").asDouble() > 0, () -> "no acknowledged send in the window\n" + run.describe());
+        assertEquals(0, parley.path("lost").asLong(), () -> "accepted but never streamed\n" + run.describe());
+        assertTrue(parley.path("serverCpuMicrosEach").asDouble() > 0,
+                () -> "the child hub's CPU over the sends acknowledged in the window\n" + run.describe());
+        assertEquals(0, run.exit, run::describe);
+    }
+
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void streamsQuickDeliversTheBroadcastToEveryStream() throws Exception {
