@@ -26,11 +26,14 @@ class BenchQuickTest {
                 "skipped: " + NatsServerProcess.missingMessage() + " (./test installs it when run as root)");
     }
 
-    /** A side's CPU a message is its share of the cores in the window over the messages acknowledged in it. */
+    /**
+     * A side's CPU a message is its share of the cores in the window over the messages acknowledged
+     * in it (zero only if the process got no clock tick in the window, which a starved machine may do).
+     */
     private static void assertCpuEach(JsonNode side, String percent, String each, String context) {
         double expected = side.path(percent).asDouble() / 100 * Runtime.getRuntime().availableProcessors() * 1e6
                 / side.path("perSec").asDouble();
-        assertTrue(side.path(each).asDouble() > 0, each + " missing" + context);
+        assertTrue(side.path(each).isNumber(), each + " missing" + context);
         assertEquals(expected, side.path(each).asDouble(), expected * 0.001 + 0.01, each + context);
     }
 

@@ -73,7 +73,8 @@ class BenchChildHubTest {
         JsonNode parley = result(run).path("parley");
         assertTrue(parley.path("perSec").asDouble() > 0, () -> "no acknowledged send in the window\n" + run.describe());
         assertEquals(0, parley.path("lost").asLong(), () -> "accepted but never streamed\n" + run.describe());
-        assertTrue(parley.path("serverCpuMicrosEach").asDouble() > 0,
+        // a number (the hub's process was read), not null as for a hub in the bench's own JVM
+        assertTrue(parley.path("serverCpuMicrosEach").isNumber(),
                 () -> "the child hub's CPU over the sends acknowledged in the window\n" + run.describe());
         assertEquals(0, run.exit, run::describe);
     }
