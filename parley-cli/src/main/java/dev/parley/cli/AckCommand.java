@@ -22,7 +22,7 @@ final class AckCommand extends ClientCommand {
 
     @Override
     protected void execute(HubClient client) throws InterruptedException {
-        ObjectNode body = HubClient.JSON.createObjectNode().put("status", failed ? "failed" : "processed");
+        ObjectNode body = JsonTrees.object().put("status", failed ? "failed" : "processed");
         if (reason != null) {
             body.put("reason", reason);
         }

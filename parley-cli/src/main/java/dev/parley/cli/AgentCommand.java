@@ -33,7 +33,7 @@ final class AgentCommand extends CommandGroup {
             } catch (IOException e) {
                 throw HubException.local("invalid_spec", "cannot read the spec " + spec + ": " + e.getMessage(), e);
             }
-            JsonNode agent = client.post("/v1/agents", HubClient.JSON.createObjectNode().put("spec", text));
+            JsonNode agent = client.post("/v1/agents", JsonTrees.object().put("spec", text));
             emit(agent, () -> line("started", "agent", field(agent, "id"), "parent", field(agent, "parent"),
                     "wake", field(agent, "wake"), "state", field(agent, "state")));
         }
@@ -185,7 +185,7 @@ final class AgentCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            JsonNode agent = client.post(path("/" + action), HubClient.JSON.createObjectNode());
+            JsonNode agent = client.post(path("/" + action), JsonTrees.object());
             emit(agent, () -> line(done, "agent", field(agent, "id"), "state", field(agent, "state")));
         }
     }

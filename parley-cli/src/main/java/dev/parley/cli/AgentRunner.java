@@ -123,7 +123,7 @@ final class AgentRunner {
      */
     private Optional<JsonNode> claim(String at, String id) throws InterruptedException {
         try {
-            return Optional.of(retrying(at + "/claim", HubClient.JSON.createObjectNode().put("timeoutMs",
+            return Optional.of(retrying(at + "/claim", JsonTrees.object().put("timeoutMs",
                     settings.timeout().toMillis())));
         } catch (HubException e) {
             note("envelope " + id + " not claimed: " + e.code());
@@ -138,7 +138,7 @@ final class AgentRunner {
     private void postTrace(String turn, String envelopeId, List<TraceEvent> events) throws InterruptedException {
         String path = "/v1/traces/" + HubClient.segment(turn) + "/events";
         for (int from = 0; from < events.size(); from += dev.parley.core.Traces.MAX_EVENTS_PER_CALL) {
-            ObjectNode body = HubClient.JSON.createObjectNode().put("envelope", envelopeId)
+            ObjectNode body = JsonTrees.object().put("envelope", envelopeId)
                     .put("adapter", settings.turn().adapter());
             ArrayNode batch = body.putArray("events");
             events.subList(from, Math.min(events.size(), from + dev.parley.core.Traces.MAX_EVENTS_PER_CALL))
@@ -159,7 +159,7 @@ final class AgentRunner {
     private void reply(String at, String id, String text, Optional<String> traceparent) throws InterruptedException {
         try {
             retrying(traceparent.map(client::traced).orElse(client), at + "/reply",
-                    HubClient.JSON.createObjectNode().put("text", text));
+                    JsonTrees.object().put("text", text));
         } catch (HubException e) {
             if (e.retryable()) {
                 throw e; // the hub still failing: the envelope stays claimed until the sweep takes it back
@@ -223,7 +223,7 @@ final class AgentRunner {
                 return;
             }
             try {
-                client.post(at + "/heartbeat", HubClient.JSON.createObjectNode().put("tool", tool)
+                client.post(at + "/heartbeat", JsonTrees.object().put("tool", tool)
                         .put("toolStartedAt", since.toString()).put("toolTimeoutMs", settings.timeout().toMillis()));
             } catch (HubException e) {
                 note("heartbeat refused: " + e.code());
@@ -234,7 +234,7 @@ final class AgentRunner {
     }
 
     private static ObjectNode status(String status) {
-        return HubClient.JSON.createObjectNode().put("status", status);
+        return JsonTrees.object().put("status", status);
     }
 
     private void note(String line) {

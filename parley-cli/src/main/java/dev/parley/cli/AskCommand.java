@@ -46,7 +46,7 @@ final class AskCommand extends ClientCommand {
         if (timeout.toMillis() < 1 || timeout.compareTo(MAX_TIMEOUT) > 0) {
             throw new ParameterException(spec.commandLine(), "--timeout must be between 1ms and 5m");
         }
-        ObjectNode body = HubClient.JSON.createObjectNode().put("to", to);
+        ObjectNode body = JsonTrees.object().put("to", to);
         if (kind != null) {
             body.put("kind", kind);
         }

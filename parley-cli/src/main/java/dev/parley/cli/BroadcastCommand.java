@@ -37,14 +37,14 @@ final class BroadcastCommand extends ClientCommand {
 
     @Override
     protected void execute(HubClient client) throws InterruptedException {
-        ObjectNode body = HubClient.JSON.createObjectNode();
+        ObjectNode body = JsonTrees.object();
         if (group != null || !labels.isEmpty() || kind != null) {
             ObjectNode filter = body.putObject("filter");
             if (group != null) {
                 filter.put("group", group);
             }
             if (!labels.isEmpty()) {
-                filter.set("labels", HubClient.JSON.valueToTree(labels));
+                filter.set("labels", JsonTrees.texts(labels));
             }
             if (kind != null) {
                 filter.put("kind", kind.wire());

@@ -54,7 +54,7 @@ final class CapabilityCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode().put("capabilityId", id).put("owner", owner);
+            ObjectNode body = JsonTrees.object().put("capabilityId", id).put("owner", owner);
             body.set("delegationSkill", delegation);
             body.set("executorSkill", executor);
             if (contract != null) {
@@ -110,7 +110,7 @@ final class CapabilityCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete(path(id));
-            emit(HubClient.JSON.createObjectNode().put("capabilityId", id).put("unpublished", true),
+            emit(JsonTrees.object().put("capabilityId", id).put("unpublished", true),
                     () -> line("unpublished", "capability", id));
         }
     }
@@ -142,7 +142,7 @@ final class CapabilityCommand extends CommandGroup {
             if (at <= 0 || at == value.length() - 1) {
                 throw new TypeConversionException("a skill is REF@VERSION, such as skills/summarize@1.2, not '" + value + "'");
             }
-            return HubClient.JSON.createObjectNode().put("ref", value.substring(0, at)).put("version",
+            return JsonTrees.object().put("ref", value.substring(0, at)).put("version",
                     value.substring(at + 1));
         }
     }

@@ -122,7 +122,7 @@ record ClaudeCodeTurn(String bin, List<String> disallowed, List<String> extra, M
     static ObjectNode userMessage(JsonNode envelope) {
         String prompt = "A message from " + envelope.path("from").asText() + " (kind " + envelope.path("kind").asText()
                 + ", envelope " + envelope.path("id").asText() + "):\n\n" + Turn.body(envelope);
-        ObjectNode line = HubClient.JSON.createObjectNode().put("type", "user");
+        ObjectNode line = JsonTrees.object().put("type", "user");
         line.putObject("message").put("role", "user").put("content", prompt);
         return line;
     }

@@ -67,7 +67,7 @@ final class DeadLetterCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            JsonNode answer = client.post(path(id) + "/redrive", HubClient.JSON.createObjectNode());
+            JsonNode answer = client.post(path(id) + "/redrive", JsonTrees.object());
             emit(answer, () -> line("redriven", "id", field(answer, "id"), "state", field(answer, "state"),
                     "attempt", field(answer, "attempt")));
         }
@@ -83,7 +83,7 @@ final class DeadLetterCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete(path(id));
-            emit(HubClient.JSON.createObjectNode().put("id", id).put("deleted", true),
+            emit(JsonTrees.object().put("id", id).put("deleted", true),
                     () -> line("dropped", "dead-letter", id));
         }
     }

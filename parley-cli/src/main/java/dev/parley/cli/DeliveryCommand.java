@@ -56,7 +56,7 @@ final class DeliveryCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode();
+            ObjectNode body = JsonTrees.object();
             if (webhook != null) {
                 body.putObject("webhook").put("url", webhook.url).put("secret", webhook.secret);
             }

@@ -131,7 +131,7 @@ final class GatewayCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            var body = HubClient.JSON.createObjectNode().put("gateway", gateway);
+            var body = JsonTrees.object().put("gateway", gateway);
             if (ttlSeconds != null) {
                 body.put("ttlSeconds", ttlSeconds);
             }
@@ -171,7 +171,7 @@ final class GatewayCommand extends CommandGroup {
             }
             JsonNode answer;
             try {
-                answer = client.post("/v1/auth/gateway", HubClient.JSON.createObjectNode().put("inviteToken", invite));
+                answer = client.post("/v1/auth/gateway", JsonTrees.object().put("inviteToken", invite));
                 Files.writeString(creds, answer.path("creds").asText(), StandardCharsets.UTF_8);
             } catch (IOException e) {
                 throw new ParameterException(spec.commandLine(), "--creds: cannot write " + creds + " (" + e.getMessage()
@@ -181,7 +181,7 @@ final class GatewayCommand extends CommandGroup {
                 throw e;
             }
             // the seed goes to the file only, never to the terminal
-            JsonNode shown = HubClient.JSON.createObjectNode().put("gateway", answer.path("gateway").asText())
+            JsonNode shown = JsonTrees.object().put("gateway", answer.path("gateway").asText())
                     .put("user", answer.path("user").asText()).put("creds", creds.toAbsolutePath().toString());
             emit(shown, () -> {
                 line("joined", "gateway", field(shown, "gateway"), "user", field(shown, "user"));

@@ -36,7 +36,7 @@ final class GrantCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode().put("from", from).put("to", to);
+            ObjectNode body = JsonTrees.object().put("from", from).put("to", to);
             body.put("expiresAt", expiry == null ? null : expiry.instant().truncatedTo(ChronoUnit.MILLIS).toString());
             if (note != null) {
                 body.put("note", note);
@@ -98,7 +98,7 @@ final class GrantCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete("/v1/grants/" + HubClient.segment(id));
-            emit(HubClient.JSON.createObjectNode().put("id", id).put("deleted", true),
+            emit(JsonTrees.object().put("id", id).put("deleted", true),
                     () -> line("deleted", "grant", id));
         }
     }

@@ -2,7 +2,6 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
 
 import java.io.BufferedReader;
@@ -44,9 +43,6 @@ final class HubClient implements AutoCloseable {
             System.setProperty(RESEND_POST, "false");
         }
     }
-
-    /** The one mapper of the CLI; plain trees, so output keeps the hub's field order. */
-    static final ObjectMapper JSON = new ObjectMapper();
 
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     /** Bounds the wait for each read of a plain call's answer; streams have no such bound (see {@link EventStream}). */
@@ -214,7 +210,7 @@ final class HubClient implements AutoCloseable {
         int status;
         try {
             if (body != null) {
-                byte[] bytes = JSON.writeValueAsBytes(body);
+                byte[] bytes = JsonTrees.bytes(body);
                 connection.setRequestProperty("Content-Type", "application/json");
                 connection.setDoOutput(true);
                 try (OutputStream out = connection.getOutputStream()) {
@@ -233,7 +229,7 @@ final class HubClient implements AutoCloseable {
             return NullNode.getInstance();
         }
         try {
-            return JSON.readTree(text);
+            return JsonTrees.read(text);
         } catch (JsonProcessingException e) {
             throw HubException.malformed("the hub answered " + status + " with non-JSON: "
                     + e.getOriginalMessage());

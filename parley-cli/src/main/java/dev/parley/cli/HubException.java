@@ -105,7 +105,7 @@ final class HubException extends RuntimeException {
             return MissingNode.getInstance();
         }
         try {
-            return HubClient.JSON.readTree(text);
+            return JsonTrees.read(text);
         } catch (IOException notJson) {
             return MissingNode.getInstance();
         }

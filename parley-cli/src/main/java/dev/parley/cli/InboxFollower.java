@@ -46,7 +46,7 @@ final class InboxFollower implements InboxSource {
                 for (EventStream.Event event; (event = stream.next(idle)) != null; ) {
                     JsonNode envelope;
                     try {
-                        envelope = HubClient.JSON.readTree(event.data());
+                        envelope = JsonTrees.read(event.data());
                     } catch (JsonProcessingException e) {
                         LOG.warning("skipped a streamed envelope that is not JSON: " + e.getOriginalMessage());
                         continue;

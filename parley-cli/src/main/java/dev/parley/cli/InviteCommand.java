@@ -43,7 +43,7 @@ final class InviteCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode();
+            ObjectNode body = JsonTrees.object();
             if (nodeId != null) {
                 body.put("nodeId", nodeId);
             }
@@ -54,7 +54,7 @@ final class InviteCommand extends CommandGroup {
                 body.put("parent", parent);
             }
             if (!labels.isEmpty()) {
-                body.set("labels", HubClient.JSON.valueToTree(labels));
+                body.set("labels", JsonTrees.texts(labels));
             }
             if (ttl != null) {
                 body.put("ttlSeconds", ttl.toSeconds());

@@ -52,7 +52,7 @@ final class JoinCommand extends ClientCommand {
         Path dir = keyDir != null ? keyDir : NodeKeys.defaultDir(node.value());
         NodeKeys keys = NodeKeys.exists(dir) ? NodeKeys.load(dir) : NodeKeys.generate(dir);
         String nonce = NodeKeys.nonce();
-        ObjectNode exchange = HubClient.JSON.createObjectNode()
+        ObjectNode exchange = JsonTrees.object()
                 .put("inviteToken", invite)
                 .put("nodeId", node.value())
                 .put("nonce", nonce)
@@ -60,7 +60,7 @@ final class JoinCommand extends ClientCommand {
                 .put("proof", keys.sign(NodeProof.exchangeMessage(invite, node, nonce)));
         JsonNode ticket = client.post("/v1/auth/exchange", exchange);
         JsonNode joined = client.post("/v1/auth/redeem",
-                HubClient.JSON.createObjectNode().put("ticket", ticket.path("ticket").asText()));
+                JsonTrees.object().put("ticket", ticket.path("ticket").asText()));
         emit(joined, () -> {
             line("joined", "id", field(joined, "id"), "kind", field(joined, "kind"), "parent", field(joined, "parent"),
                     "depth", field(joined, "depth"));

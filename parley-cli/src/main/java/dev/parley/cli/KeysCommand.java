@@ -32,7 +32,7 @@ final class KeysCommand extends CommandGroup {
     static final class RotateKeys extends ClientCommand {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            JsonNode answer = client.post("/v1/auth/keys/rotate", HubClient.JSON.createObjectNode());
+            JsonNode answer = client.post("/v1/auth/keys/rotate", JsonTrees.object());
             emit(answer, () -> line("rotated", "kid", field(answer, "kid")));
         }
     }

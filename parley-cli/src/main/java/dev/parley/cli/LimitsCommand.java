@@ -41,7 +41,7 @@ final class LimitsCommand extends CommandGroup {
             if (!(rate > 0) || burst < 1) {
                 throw new ParameterException(spec.commandLine(), "--rate must be above 0 and --burst at least 1");
             }
-            ObjectNode body = HubClient.JSON.createObjectNode().put("rate", rate).put("burst", burst);
+            ObjectNode body = JsonTrees.object().put("rate", rate).put("burst", burst);
             JsonNode limits = client.put(path(node), body);
             emit(limits, () -> out().println("limits set  " + summary(limits)));
         }

@@ -64,7 +64,7 @@ public final class MessageContent {
         @Override
         public JsonNode convert(String value) {
             try {
-                JsonNode json = HubClient.JSON.readTree(value);
+                JsonNode json = JsonTrees.read(value);
                 if (json == null || json.isMissingNode()) {
                     throw new TypeConversionException("empty JSON");
                 }

@@ -50,7 +50,7 @@ final class NodeCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode().put("id", id);
+            ObjectNode body = JsonTrees.object().put("id", id);
             if (kind != null) {
                 body.put("kind", kind.wire());
             }
@@ -58,7 +58,7 @@ final class NodeCommand extends CommandGroup {
                 body.put("parent", parent);
             }
             if (!labels.isEmpty()) {
-                body.set("labels", HubClient.JSON.valueToTree(labels));
+                body.set("labels", JsonTrees.texts(labels));
             }
             JsonNode node = client.post("/v1/nodes", body);
             emit(node, () -> {
@@ -123,7 +123,7 @@ final class NodeCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete("/v1/nodes/" + HubClient.segment(id));
-            emit(HubClient.JSON.createObjectNode().put("id", id).put("deleted", true),
+            emit(JsonTrees.object().put("id", id).put("deleted", true),
                     () -> line("deleted", "node", id));
         }
     }
@@ -148,8 +148,8 @@ final class NodeCommand extends CommandGroup {
                 throw new ParameterException(spec.commandLine(), "--clear and --fallback do not go together");
             }
             JsonNode routing = clear || !fallbacks.isEmpty()
-                    ? client.put(path, HubClient.JSON.createObjectNode().set("fallbacks",
-                            HubClient.JSON.valueToTree(fallbacks)))
+                    ? client.put(path, JsonTrees.object().set("fallbacks",
+                            JsonTrees.texts(fallbacks)))
                     : client.get(path);
             emit(routing, () -> new Table()
                     .row("node", field(routing, "node"))

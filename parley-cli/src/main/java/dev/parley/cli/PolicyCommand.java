@@ -66,7 +66,7 @@ final class PolicyCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode().put("from", from).put("to", to);
+            ObjectNode body = JsonTrees.object().put("from", from).put("to", to);
             if (kind != null) {
                 body.put("kind", kind);
             }
@@ -74,7 +74,7 @@ final class PolicyCommand extends CommandGroup {
                 body.put("textSize", textSize);
             }
             if (!meta.isEmpty()) {
-                body.set("meta", HubClient.JSON.valueToTree(meta));
+                body.set("meta", JsonTrees.texts(meta));
             }
             if (topic != null) {
                 body.put("topic", topic);

@@ -24,7 +24,7 @@ final class ReplyCommand extends ClientCommand {
 
     @Override
     protected void execute(HubClient client) throws InterruptedException {
-        ObjectNode body = HubClient.JSON.createObjectNode();
+        ObjectNode body = JsonTrees.object();
         content.fill(body, words);
         JsonNode receipt = client.post("/v1/messages/" + HubClient.segment(id) + "/reply", body);
         emit(receipt, () -> line("replied", "id", field(receipt, "id"), "seq", field(receipt, "seq"),

@@ -92,7 +92,7 @@ final class ScheduleCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete("/v1/schedules/" + HubClient.segment(id));
-            emit(HubClient.JSON.createObjectNode().put("scheduleId", id).put("canceled", true),
+            emit(JsonTrees.object().put("scheduleId", id).put("canceled", true),
                     () -> line("canceled", "schedule", id));
         }
     }

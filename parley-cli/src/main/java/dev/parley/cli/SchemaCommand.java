@@ -2,7 +2,6 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -61,7 +60,7 @@ final class SchemaCommand extends CommandGroup {
             throw new ParameterException(spec.commandLine(), option + ": cannot read " + file + ": " + e.getMessage());
         }
         try {
-            JsonNode document = HubClient.JSON.readTree(text);
+            JsonNode document = JsonTrees.read(text);
             if (document == null || !document.isObject()) {
                 throw new ParameterException(spec.commandLine(), option + ": a JSON Schema is a JSON object");
             }
@@ -86,11 +85,7 @@ final class SchemaCommand extends CommandGroup {
         }
 
         private static void print(PrintWriter out, JsonNode document) {
-            try {
-                out.println(HubClient.JSON.writer(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document));
-            } catch (JsonProcessingException e) {
-                out.println(document.toString()); // a tree always serializes; the plain form is the fallback
-            }
+            out.println(document.toPrettyString());
         }
     }
 
@@ -118,7 +113,7 @@ final class SchemaCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete(path(kind));
-            emit(HubClient.JSON.createObjectNode().put("kind", kind).put("deleted", true),
+            emit(JsonTrees.object().put("kind", kind).put("deleted", true),
                     () -> line("deleted", "schema", kind));
         }
     }

@@ -102,7 +102,7 @@ final class SendCommand extends ClientCommand {
         if (to == null) {
             throw new ParameterException(spec.commandLine(), "Missing required option: '--to=NODE' (or --batch FILE)");
         }
-        ObjectNode body = HubClient.JSON.createObjectNode().put("to", to);
+        ObjectNode body = JsonTrees.object().put("to", to);
         if (kind != null) {
             body.put("kind", kind);
         }
@@ -117,7 +117,7 @@ final class SendCommand extends ClientCommand {
             body.put("messageId", messageId);
         }
         if (!meta.isEmpty()) {
-            body.set("meta", HubClient.JSON.valueToTree(meta));
+            body.set("meta", JsonTrees.texts(meta));
         }
         if (replyWithin != null) {
             body.put("replyWithinMs", replyWithin.toMillis());
@@ -154,7 +154,7 @@ final class SendCommand extends ClientCommand {
                 continue;
             }
             try {
-                JsonNode message = HubClient.JSON.readTree(lines.get(i));
+                JsonNode message = JsonTrees.read(lines.get(i));
                 if (!message.isObject()) {
                     throw new ParameterException(spec.commandLine(), "--batch: line " + (i + 1) + " is not a JSON object");
                 }
@@ -199,7 +199,7 @@ final class SendCommand extends ClientCommand {
         JsonNode[] results = new JsonNode[chunk.size()];
         List<Integer> pending = IntStream.range(0, chunk.size()).boxed().toList();
         for (int idle = 0; !pending.isEmpty() && idle <= RATE_LIMITED_ROUNDS; ) {
-            ObjectNode body = HubClient.JSON.createObjectNode();
+            ObjectNode body = JsonTrees.object();
             var array = body.putArray("messages");
             pending.forEach(i -> array.add(chunk.get(i)));
             JsonNode answer = client.post("/v1/messages:batch", body);

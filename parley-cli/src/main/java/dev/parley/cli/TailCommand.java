@@ -98,7 +98,7 @@ final class TailCommand extends ClientCommand {
 
     private static JsonNode parse(EventStream.Event event) {
         try {
-            return HubClient.JSON.readTree(event.data());
+            return JsonTrees.read(event.data());
         } catch (JsonProcessingException e) {
             throw HubException.malformed("the hub streamed an envelope that is not JSON: " + e.getOriginalMessage());
         }

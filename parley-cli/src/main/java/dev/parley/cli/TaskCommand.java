@@ -92,7 +92,7 @@ final class TaskCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode();
+            ObjectNode body = JsonTrees.object();
             if (assignee.to != null) {
                 body.put("to", assignee.to);
             } else {
@@ -101,7 +101,7 @@ final class TaskCommand extends CommandGroup {
                     spawn.put("kind", assignee.spawn.kind.wire());
                 }
                 if (!assignee.spawn.labels.isEmpty()) {
-                    spawn.set("labels", HubClient.JSON.valueToTree(assignee.spawn.labels));
+                    spawn.set("labels", JsonTrees.texts(assignee.spawn.labels));
                 }
                 if (assignee.spawn.template == null && !assignee.spawn.capabilities.isEmpty()) {
                     throw new picocli.CommandLine.ParameterException(spec.commandLine(),
@@ -109,7 +109,7 @@ final class TaskCommand extends CommandGroup {
                 }
                 if (assignee.spawn.template != null) { // a child the hub runs is always recycled
                     spawn.put("template", assignee.spawn.template);
-                    spawn.set("capabilities", HubClient.JSON.valueToTree(assignee.spawn.capabilities));
+                    spawn.set("capabilities", JsonTrees.texts(assignee.spawn.capabilities));
                 } else {
                     body.put("ephemeral", assignee.spawn.ephemeral);
                 }
@@ -186,7 +186,7 @@ final class TaskCommand extends CommandGroup {
         }
 
         static ObjectNode ofType(String type) {
-            return HubClient.JSON.createObjectNode().put("type", type);
+            return JsonTrees.object().put("type", type);
         }
     }
 
@@ -296,7 +296,7 @@ final class TaskCommand extends CommandGroup {
 
         @Override
         ObjectNode event() {
-            ObjectNode event = HubClient.JSON.createObjectNode();
+            ObjectNode event = JsonTrees.object();
             if (reason != null) {
                 event.put("reason", reason);
             }
@@ -348,7 +348,7 @@ final class TaskCommand extends CommandGroup {
 
         @Override
         public ObjectNode convert(String value) {
-            ObjectNode artifact = HubClient.JSON.createObjectNode();
+            ObjectNode artifact = JsonTrees.object();
             for (int at = value.lastIndexOf('='); at > 0; at = value.lastIndexOf('=', at - 1)) {
                 if (MEDIA_TYPE.matcher(value.substring(at + 1)).matches()) {
                     return artifact.put("uri", value.substring(0, at)).put("mediaType", value.substring(at + 1));

@@ -31,7 +31,7 @@ final class TokenCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode();
+            ObjectNode body = JsonTrees.object();
             NodeKeys keys = keys();
             if (keys != null) {
                 String nonce = NodeKeys.nonce();

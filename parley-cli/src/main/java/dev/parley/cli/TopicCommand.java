@@ -28,7 +28,7 @@ final class TopicCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            JsonNode subscription = client.post(path(topic, "subscriptions"), HubClient.JSON.createObjectNode());
+            JsonNode subscription = client.post(path(topic, "subscriptions"), JsonTrees.object());
             emit(subscription, () -> line("subscribed", "topic", field(subscription, "topic"),
                     "node", field(subscription, "node"), "since", field(subscription, "createdAt")));
         }
@@ -44,7 +44,7 @@ final class TopicCommand extends CommandGroup {
         @Override
         protected void execute(HubClient client) throws InterruptedException {
             client.delete(path(topic, "subscriptions"));
-            emit(HubClient.JSON.createObjectNode().put("topic", topic).put("unsubscribed", true),
+            emit(JsonTrees.object().put("topic", topic).put("unsubscribed", true),
                     () -> line("unsubscribed", "topic", topic));
         }
     }
@@ -64,7 +64,7 @@ final class TopicCommand extends CommandGroup {
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
-            ObjectNode body = HubClient.JSON.createObjectNode();
+            ObjectNode body = JsonTrees.object();
             content.fill(body, words);
             JsonNode publication = client.post(path(topic, "events"), body);
             emit(publication, () -> line("published", "id", field(publication, "id"), "topic", topic,

@@ -24,7 +24,7 @@ class BenchChildHubTest {
         List<String> lines = run.out().strip().lines().toList();
         String last = lines.isEmpty() ? "" : lines.getLast();
         assertTrue(last.startsWith("{"), () -> "the last line should be the JSON result\n" + run.describe());
-        return HubClient.JSON.readTree(last);
+        return CliRun.JSON.readTree(last);
     }
 
     @Test
@@ -93,8 +93,8 @@ class BenchChildHubTest {
         assertEquals(0, r.get("broadcastMissed").asInt(), run::describe);
         assertTrue(r.get("hubInChildProcess").asBoolean(), () -> "the hub runs as a child process by default\n" + run.describe());
         assertTrue(r.get("rssMiB").asDouble() > 0, () -> "the hub's RSS should be read\n" + run.describe());
-        List<String> hubOptions = HubClient.JSON.convertValue(r.get("hubJavaOptions"),
-                HubClient.JSON.getTypeFactory().constructCollectionType(List.class, String.class));
+        List<String> hubOptions = CliRun.JSON.convertValue(r.get("hubJavaOptions"),
+                CliRun.JSON.getTypeFactory().constructCollectionType(List.class, String.class));
         assertEquals(ParleyServe.of(Main.class).javaOptions(), hubOptions,
                 () -> "the child hub runs with ./parley serve's JVM options (serve-jvm.options)\n" + run.describe());
         assertEquals(0, run.exit, run::describe);

@@ -61,8 +61,8 @@ class ClaudeCodeTurnTest {
     }
 
     private static JsonNode envelope(String text) throws Exception {
-        return HubClient.JSON.readTree("{\"id\":\"e-1\",\"from\":\"lead\",\"kind\":\"message\",\"text\":"
-                + HubClient.JSON.writeValueAsString(text) + "}");
+        return CliRun.JSON.readTree("{\"id\":\"e-1\",\"from\":\"lead\",\"kind\":\"message\",\"text\":"
+                + CliRun.JSON.writeValueAsString(text) + "}");
     }
 
     @Test
@@ -84,7 +84,7 @@ class ClaudeCodeTurnTest {
                 "--model", "sonnet"), Files.readAllLines(tmp.resolve("args")));
         List<String> stdin = Files.readAllLines(tmp.resolve("stdin"));
         assertEquals(1, stdin.size(), "one user message, one line");
-        JsonNode message = HubClient.JSON.readTree(stdin.getFirst());
+        JsonNode message = CliRun.JSON.readTree(stdin.getFirst());
         assertEquals("user", message.path("type").asText());
         assertEquals("user", message.at("/message/role").asText());
         assertEquals("A message from lead (kind message, envelope e-1):\n\nrun the tests",

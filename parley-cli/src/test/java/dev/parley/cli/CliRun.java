@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.parley.server.Hub;
 import picocli.CommandLine;
 
@@ -22,6 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the process exit. The static helpers are what the CLI tests share.
  */
 final class CliRun {
+    /** The tests' mapper: the CLI itself reads and writes its trees without one (JsonTrees). */
+    static final ObjectMapper JSON = new ObjectMapper();
+
     /** {@code [seq] from → to  kind: text}, the readable form of one envelope. */
     private static final Pattern ENVELOPE_LINE = Pattern.compile("^\\[(\\d+)] (\\S+) \\S+ (\\S+)  (\\S+): (.*)$");
 
@@ -49,7 +53,7 @@ final class CliRun {
     JsonNode json() {
         assertEquals(0, exit, this::describe);
         try {
-            return HubClient.JSON.readTree(out());
+            return JSON.readTree(out());
         } catch (IOException e) {
             throw new AssertionError("not JSON: " + describe(), e);
         }
@@ -61,7 +65,7 @@ final class CliRun {
         List<JsonNode> lines = new ArrayList<>();
         for (String line : out().lines().toList()) {
             try {
-                lines.add(HubClient.JSON.readTree(line));
+                lines.add(JSON.readTree(line));
             } catch (IOException e) {
                 throw new AssertionError("not a JSON line: " + line + "\n" + describe(), e);
             }

@@ -131,22 +131,22 @@ class HttpsPushTest {
 
     private static void hookedWorker(String id, String url) throws IOException {
         hub.createNode(id, "lead");
-        hub.callExpect(200, "PUT", "/v1/nodes/" + id + "/delivery", HubClient.JSON.createObjectNode()
-                .<com.fasterxml.jackson.databind.node.ObjectNode>set("webhook", HubClient.JSON.createObjectNode()
+        hub.callExpect(200, "PUT", "/v1/nodes/" + id + "/delivery", CliRun.JSON.createObjectNode()
+                .<com.fasterxml.jackson.databind.node.ObjectNode>set("webhook", CliRun.JSON.createObjectNode()
                         .put("url", url).put("secret", SECRET))
-                .set("retry", HubClient.JSON.createObjectNode().put("maxAttempts", 10).put("baseMs", 5000)
+                .set("retry", CliRun.JSON.createObjectNode().put("maxAttempts", 10).put("baseMs", 5000)
                         .put("capMs", 5000)).toString());
     }
 
     private static String send(String to, String text) throws IOException {
         var res = hub.admin().call("POST", "/v1/messages", leadToken,
-                HubClient.JSON.createObjectNode().put("to", to).put("kind", "message").put("text", text).toString());
+                CliRun.JSON.createObjectNode().put("to", to).put("kind", "message").put("text", text).toString());
         assertEquals(202, res.status(), res::body);
-        return HubClient.JSON.readTree(res.body()).path("id").asText();
+        return CliRun.JSON.readTree(res.body()).path("id").asText();
     }
 
     private static JsonNode status(String id) throws IOException {
-        return HubClient.JSON.readTree(hub.callExpect(200, "GET", "/v1/messages/" + id, null));
+        return CliRun.JSON.readTree(hub.callExpect(200, "GET", "/v1/messages/" + id, null));
     }
 
     private static String state(String id) throws IOException {

@@ -42,7 +42,7 @@ class HubClientTest {
         peer = new Peer(request -> null); // reads the request, then closes without a word
         try (HubClient client = new HubClient(peer.uri(), "pn_token")) {
             HubException failure = assertThrows(HubException.class, () -> client.post("/v1/messages",
-                    HubClient.JSON.createObjectNode().put("to", "w1").put("text", "once")));
+                    CliRun.JSON.createObjectNode().put("to", "w1").put("text", "once")));
             assertEquals("unreachable", failure.code());
         }
         // The JDK's connection resends a buffered POST once after such a failure, unasked; a
@@ -67,7 +67,7 @@ class HubClientTest {
                 + "Content-Type: application/json\r\nContent-Length: " + refusal.length() + "\r\n\r\n" + refusal);
         try (HubClient client = new HubClient(peer.uri(), "pn_token")) {
             HubException failure = assertThrows(HubException.class, () -> client.post("/v1/nodes/n1/token",
-                    HubClient.JSON.createObjectNode().put("proof", "x")));
+                    CliRun.JSON.createObjectNode().put("proof", "x")));
             assertEquals("node_proof_invalid", failure.code());
             assertEquals("the proof is not signed by the node's key", failure.getMessage());
             assertEquals(ExitStatus.UNAUTHORIZED, failure.exitStatus());

@@ -26,9 +26,9 @@ class TurnTracesTest {
 
     private static Taken take(Turn turn, String text, Duration timeout) throws Exception {
         TraceBuilder trace = new TraceBuilder(CLOCK, e -> { });
-        JsonNode envelope = HubClient.JSON.createObjectNode().put("id", "e-1").put("from", "lead").put("text", text);
+        JsonNode envelope = CliRun.JSON.createObjectNode().put("id", "e-1").put("from", "lead").put("text", text);
         Turn.Outcome outcome = turn.take(envelope, timeout, t -> { }, trace);
-        ArrayNode events = HubClient.JSON.createArrayNode();
+        ArrayNode events = CliRun.JSON.createArrayNode();
         trace.events().forEach(e -> events.add(TraceEvents.toJson(e)));
         return new Taken(outcome, events.toString());
     }
@@ -36,8 +36,8 @@ class TurnTracesTest {
     /** The tool call of a command turn running {@code argv} here. */
     private static String call(String... argv) throws Exception {
         return "{\"type\":\"tool_call\",\"id\":\"e2\"," + AT + ",\"callId\":\"run\",\"tool\":\"command\",\"kind\":\"execute\","
-                + "\"input\":{\"argv\":" + HubClient.JSON.writeValueAsString(List.of(argv)) + ",\"workdir\":"
-                + HubClient.JSON.writeValueAsString(Path.of("").toAbsolutePath().toString()) + "}}";
+                + "\"input\":{\"argv\":" + CliRun.JSON.writeValueAsString(List.of(argv)) + ",\"workdir\":"
+                + CliRun.JSON.writeValueAsString(Path.of("").toAbsolutePath().toString()) + "}}";
     }
 
     private static String user(String text) {
