@@ -1,13 +1,10 @@
 package dev.parley.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,9 +21,9 @@ public final class MessageContent {
     @Spec(Spec.Target.MIXEE)
     private CommandSpec mixee;
 
-    @Option(names = "--data", paramLabel = "JSON", converter = JsonConverter.class,
+    @Option(names = "--data", paramLabel = "JSON", converter = JsonArgument.Converter.class,
             description = "Structured payload, any JSON value.")
-    private JsonNode data;
+    private JsonArgument data;
 
     /** Puts {@code text} and {@code data} into {@code body}; {@code words} are the positional TEXT. */
     void fill(ObjectNode body, List<String> words) {
@@ -38,7 +35,7 @@ public final class MessageContent {
             body.put("text", text);
         }
         if (data != null) {
-            body.set("data", data);
+            body.set("data", data.tree());
         }
     }
 
@@ -57,21 +54,5 @@ public final class MessageContent {
             }
         }
         return String.join(" ", words);
-    }
-
-    /** Parses {@code --data} locally so malformed JSON is a usage error, not a 400 from the hub. */
-    static final class JsonConverter implements ITypeConverter<JsonNode> {
-        @Override
-        public JsonNode convert(String value) {
-            try {
-                JsonNode json = JsonTrees.read(value);
-                if (json == null || json.isMissingNode()) {
-                    throw new TypeConversionException("empty JSON");
-                }
-                return json;
-            } catch (IOException e) {
-                throw new TypeConversionException("not JSON: " + e.getMessage().lines().findFirst().orElse(""));
-            }
-        }
     }
 }

@@ -86,9 +86,9 @@ final class TaskCommand extends CommandGroup {
         @Option(names = "--title", required = true, paramLabel = "T", description = "What the task is.")
         String title;
 
-        @Option(names = "--input", paramLabel = "JSON", converter = MessageContent.JsonConverter.class,
+        @Option(names = "--input", paramLabel = "JSON", converter = JsonArgument.Converter.class,
                 description = "The task's input, any JSON value.")
-        JsonNode input;
+        JsonArgument input;
 
         @Override
         protected void execute(HubClient client) throws InterruptedException {
@@ -116,7 +116,7 @@ final class TaskCommand extends CommandGroup {
             }
             body.put("title", title);
             if (input != null) {
-                body.set("input", input);
+                body.set("input", input.tree());
             }
             JsonNode task = client.post("/v1/tasks", body);
             emit(task, () -> {
@@ -214,9 +214,9 @@ final class TaskCommand extends CommandGroup {
     @Command(name = "update", mixinStandardHelpOptions = true,
             description = "Report progress on a task you accepted (it becomes working).")
     static final class UpdateTask extends TaskEventCommand {
-        @Option(names = "--progress", paramLabel = "JSON", converter = MessageContent.JsonConverter.class,
+        @Option(names = "--progress", paramLabel = "JSON", converter = JsonArgument.Converter.class,
                 description = "Progress, any JSON value, e.g. {\"percent\":40}.")
-        JsonNode progress;
+        JsonArgument progress;
 
         @Override
         String done() {
@@ -227,7 +227,7 @@ final class TaskCommand extends CommandGroup {
         ObjectNode event() {
             ObjectNode event = ofType("update");
             if (progress != null) {
-                event.set("progress", progress);
+                event.set("progress", progress.tree());
             }
             return event;
         }
@@ -235,9 +235,9 @@ final class TaskCommand extends CommandGroup {
 
     @Command(name = "complete", mixinStandardHelpOptions = true, description = "Complete a task you accepted.")
     static final class CompleteTask extends TaskEventCommand {
-        @Option(names = "--result", paramLabel = "JSON", converter = MessageContent.JsonConverter.class,
+        @Option(names = "--result", paramLabel = "JSON", converter = JsonArgument.Converter.class,
                 description = "The result, any JSON value.")
-        JsonNode result;
+        JsonArgument result;
 
         @Option(names = "--artifact", paramLabel = "URI[=MEDIA_TYPE]", converter = ArtifactConverter.class,
                 description = {"Something the task produced; repeatable.",
@@ -254,7 +254,7 @@ final class TaskCommand extends CommandGroup {
         ObjectNode event() {
             ObjectNode event = ofType("complete");
             if (result != null) {
-                event.set("result", result);
+                event.set("result", result.tree());
             }
             if (!artifacts.isEmpty()) {
                 event.putArray("artifacts").addAll(artifacts);

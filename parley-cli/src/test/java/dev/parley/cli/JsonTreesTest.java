@@ -82,17 +82,18 @@ class JsonTreesTest {
 
     /**
      * What the change is for: a send, in a JVM of its own, never initializes Jackson's mapper
-     * (and with it the time-zone database and the locales' calendar data). The hub is an
-     * address nobody listens on: the request is built and written up to the connect. With
-     * {@code --data} the mapper still starts: picocli writes every option's value with
-     * {@code String.valueOf}, and a tree's {@code toString} is the mapper's.
+     * (and with it the time-zone database and the locales' calendar data), with a text or with
+     * {@code --data} (whose value picocli writes with {@code String.valueOf} while parsing: a
+     * tree's {@code toString} is the mapper's). The hub is an address nobody listens on: the
+     * request is built and written up to the connect.
      */
-    @Test
-    void aSendInitializesNoObjectMapper() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"hi", "--data={\"k\":[1,\"\u00e9\",null,2.5]}"})
+    void aSendInitializesNoObjectMapper(String content) throws Exception {
         String java = ProcessHandle.current().info().command().orElseThrow();
         List<String> command = new ArrayList<>(List.of(java, "-Xlog:class+init=info:stdout",
                 "-cp", System.getProperty("java.class.path"), "dev.parley.cli.Main",
-                "send", "--url", "http://127.0.0.1:1", "--token", "t", "--to", "w1", "hi"));
+                "send", "--url", "http://127.0.0.1:1", "--token", "t", "--to", "w1", content));
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
