@@ -3,6 +3,7 @@ package dev.parley.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.LinkedHashMap;
@@ -13,6 +14,7 @@ import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -58,6 +60,10 @@ public final class BenchSendCommand implements Callable<Integer> {
     @Mixin
     QuickOption quick = new QuickOption();
 
+    @Option(names = "--wal-frames", description = "Also count, at the window's end, the frames (pages) the store's "
+            + "write-ahead log holds a send, by the table or index each belongs to (the log copied while the hub runs).")
+    boolean walFrames;
+
     @Override
     public Integer call() throws Exception {
         quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
@@ -76,6 +82,7 @@ public final class BenchSendCommand implements Callable<Integer> {
             long[] cpu = new long[2];
             long[][] machine = new long[2][];
             Machine.ThreadTicks[] threads = new Machine.ThreadTicks[2];
+            WalFrames.Count[] wal = new WalFrames.Count[1];
             LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> {
                 m.set(0, hub.metrics());
                 cpu[0] = BenchSupport.processCpuNanos();
@@ -86,6 +93,9 @@ public final class BenchSendCommand implements Callable<Integer> {
                 machine[1] = BenchSupport.machineCpuTicks();
                 threads[1] = Machine.ThreadTicks.now();
                 m.set(1, hub.metrics());
+                if (walFrames) { // while the senders go on, so the log is as the window left it
+                    wal[0] = countWal(hub.dir(), err);
+                }
             });
             r.meanBatch = BenchSupport.delta(m.get(0), m.get(1), "parley_commit_batch_size_sum")
                     / BenchSupport.delta(m.get(0), m.get(1), "parley_commit_batch_size_count");
@@ -102,12 +112,22 @@ public final class BenchSendCommand implements Callable<Integer> {
             if (cpu[0] >= 0 && cpu[1] >= 0 && r.accepted > 0) {
                 r.cpuMicrosPerSend = threads[0].microsEachUntil(threads[1], cpu[1] - cpu[0], r.accepted);
             }
-            print(out, r);
+            print(out, r, wal[0]);
             return r.lost == 0 && r.accepted > 0 ? 0 : 1;
         }
     }
 
-    private void print(PrintWriter out, LoadResult r) throws IOException {
+    /** The store's log counted; null, said on {@code err}, when it cannot be. */
+    private static WalFrames.Count countWal(Path dataDir, PrintWriter err) {
+        try {
+            return WalFrames.of(dataDir, WalFrames.ENVELOPES);
+        } catch (IOException | java.sql.SQLException e) {
+            BenchSupport.progress(err, "the store's log could not be counted: " + e.getMessage());
+            return null;
+        }
+    }
+
+    private void print(PrintWriter out, LoadResult r, WalFrames.Count wal) throws IOException {
         double rate = r.accepted / r.windowSeconds;
         out.printf(Locale.ROOT, "parley bench send: %d senders -> %d inboxes, %d-byte text, warm-up %d s, window %.2f s%n",
                 load.senders, targets.inboxes, load.size, window.warmup, r.windowSeconds);
@@ -146,6 +166,14 @@ public final class BenchSendCommand implements Callable<Integer> {
                     .map(e -> String.format(Locale.ROOT, "%s %.0f us", e.getKey().label, e.getValue()))
                     .collect(Collectors.joining(", ")));
         }
+        if (wal != null) {
+            out.printf(Locale.ROOT, "  %-34s %s%n", "WAL frames a send", Double.isNaN(wal.framesEachSend())
+                    ? String.format(Locale.ROOT, "n/a (%,d commits in the log since it last started over)", wal.commits())
+                    : String.format(Locale.ROOT, "%.2f (%s) over %,d commits of %.1f sends", wal.framesEachSend(),
+                    wal.framesByTree().entrySet().stream().limit(6).map(e -> String.format(Locale.ROOT, "%s %.2f",
+                            e.getKey(), (double) e.getValue() / wal.sends())).collect(Collectors.joining(", ")),
+                    wal.commits(), (double) wal.sends() / wal.commits()));
+        }
         if (output.json) {
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("senders", load.senders);
@@ -179,6 +207,14 @@ public final class BenchSendCommand implements Callable<Integer> {
             r.cpuMicrosPerSend.forEach((part, us) -> micros.put(part.key, BenchSupport.round(us)));
             o.put("cpuMicrosPerSend", micros);
             o.put("cores", Runtime.getRuntime().availableProcessors());
+            if (wal != null) {
+                o.put("walCommits", wal.commits());
+                o.put("walSends", wal.sends());
+                o.put("walFramesEachSend", BenchSupport.round(wal.framesEachSend()));
+                Map<String, Object> trees = new LinkedHashMap<>();
+                wal.framesByTree().forEach((tree, frames) -> trees.put(tree, frames));
+                o.put("walFramesByTree", trees);
+            }
             out.println(JSON.writeValueAsString(o));
         }
         out.flush();

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs {@code parley bench send --quick --json} in this JVM. Asserts only correctness (sends
+ * Runs {@code parley bench send --quick --json --wal-frames} in this JVM. Asserts only correctness (sends
  * were accepted, every accepted envelope reached its stream), never timing figures.
  */
 class BenchSmokeTest {
@@ -18,7 +18,7 @@ class BenchSmokeTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void quickBenchAcceptsSendsAndLosesNone() throws Exception {
-        BenchRun run = BenchRun.bench("send", "--quick", "--json");
+        BenchRun run = BenchRun.bench("send", "--quick", "--json", "--wal-frames");
         JsonNode result = run.result();
         assertTrue(result.get("accepted").asLong() > 0, "no send was accepted in the window" + run.context());
         assertTrue(result.get("acceptedTotal").asLong() >= result.get("accepted").asLong(), run.context());
@@ -30,6 +30,8 @@ class BenchSmokeTest {
         JsonNode cpu = result.get("cpuMicrosPerSend");
         assertTrue(cpu.get("writer").asDouble() > 0, "no writer CPU counted" + run.context());
         assertTrue(cpu.get("virtualThreads").asDouble() > 0, "no virtual-thread CPU counted" + run.context());
+        // the live store's log was read and its pages named (WalFramesTest checks the counting)
+        assertTrue(result.has("walCommits") && result.get("walFramesByTree").isObject(), "no log counted" + run.context());
     }
 
     @Test
