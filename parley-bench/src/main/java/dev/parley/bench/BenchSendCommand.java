@@ -61,7 +61,7 @@ public final class BenchSendCommand implements Callable<Integer> {
     QuickOption quick = new QuickOption();
 
     @Option(names = "--wal-frames", description = "Also count, at the window's end, the frames (pages) the store's "
-            + "write-ahead log holds a send, by the table or index each belongs to (the log copied while the hub runs).")
+            + "write-ahead log holds a send, by the table or index each belongs to (read from the running hub's log).")
     boolean walFrames;
 
     @Override
