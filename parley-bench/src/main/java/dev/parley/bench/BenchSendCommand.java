@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.LinkedHashMap;
@@ -121,10 +122,22 @@ public final class BenchSendCommand implements Callable<Integer> {
     private static WalFrames.Count countWal(Path dataDir, PrintWriter err) {
         try {
             return WalFrames.of(dataDir, WalFrames.ENVELOPES);
-        } catch (IOException | java.sql.SQLException e) {
+        } catch (IOException | SQLException e) {
             BenchSupport.progress(err, "the store's log could not be counted: " + e.getMessage());
             return null;
         }
+    }
+
+    /** Frames a send in all and for the six b-trees that took most, and the commits they came in. */
+    private static String walFrames(WalFrames.Count wal) {
+        if (wal.sends() == 0) {
+            return String.format(Locale.ROOT, "n/a (%,d commits in the log since it last started over)", wal.commits());
+        }
+        String byTree = wal.framesByTree().entrySet().stream().limit(6)
+                .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), (double) e.getValue() / wal.sends()))
+                .collect(Collectors.joining(", "));
+        return String.format(Locale.ROOT, "%.2f (%s) over %,d commits of %.1f sends", wal.framesEachSend(), byTree,
+                wal.commits(), (double) wal.sends() / wal.commits());
     }
 
     private void print(PrintWriter out, LoadResult r, WalFrames.Count wal) throws IOException {
@@ -167,12 +180,7 @@ public final class BenchSendCommand implements Callable<Integer> {
                     .collect(Collectors.joining(", ")));
         }
         if (wal != null) {
-            out.printf(Locale.ROOT, "  %-34s %s%n", "WAL frames a send", Double.isNaN(wal.framesEachSend())
-                    ? String.format(Locale.ROOT, "n/a (%,d commits in the log since it last started over)", wal.commits())
-                    : String.format(Locale.ROOT, "%.2f (%s) over %,d commits of %.1f sends", wal.framesEachSend(),
-                    wal.framesByTree().entrySet().stream().limit(6).map(e -> String.format(Locale.ROOT, "%s %.2f",
-                            e.getKey(), (double) e.getValue() / wal.sends())).collect(Collectors.joining(", ")),
-                    wal.commits(), (double) wal.sends() / wal.commits()));
+            out.printf(Locale.ROOT, "  %-34s %s%n", "WAL frames a send", walFrames(wal));
         }
         if (output.json) {
             Map<String, Object> o = new LinkedHashMap<>();

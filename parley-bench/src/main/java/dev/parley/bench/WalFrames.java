@@ -65,8 +65,8 @@ final class WalFrames {
         static final Tree UNKNOWN = new Tree("(free pages)", false);
     }
 
-    /** One frame of the log: the page it holds, whether it ends a commit, and where its page starts in the file. */
-    private record Frame(long page, boolean commit, int offset) {
+    /** One frame of the log: the page it holds, and where that page starts in the file. */
+    private record Frame(long page, int offset) {
     }
 
     /** Counts the log of the store in {@code dataDir}; {@code rows} is the rowid table whose new rows are counted. */
@@ -132,9 +132,8 @@ final class WalFrames {
             if (sum[0] != header.getInt(at + 16) || sum[1] != header.getInt(at + 20)) {
                 break;
             }
-            boolean commit = header.getInt(at + 4) != 0;
-            open.add(new Frame(Integer.toUnsignedLong(header.getInt(at)), commit, at + FRAME_HEADER));
-            if (commit) {
+            open.add(new Frame(Integer.toUnsignedLong(header.getInt(at)), at + FRAME_HEADER));
+            if (header.getInt(at + 4) != 0) { // the database's size after a commit, in its last frame
                 commits.add(open);
                 open = new ArrayList<>();
             }

@@ -24,7 +24,7 @@ record JsonArgument(JsonNode tree, String text) {
         public JsonArgument convert(String value) {
             try {
                 JsonNode json = JsonTrees.read(value);
-                if (json == null || json.isMissingNode()) {
+                if (json.isMissingNode()) {
                     throw new TypeConversionException("empty JSON");
                 }
                 return new JsonArgument(json, value);

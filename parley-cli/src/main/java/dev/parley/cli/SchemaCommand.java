@@ -61,7 +61,7 @@ final class SchemaCommand extends CommandGroup {
         }
         try {
             JsonNode document = JsonTrees.read(text);
-            if (document == null || !document.isObject()) {
+            if (!document.isObject()) {
                 throw new ParameterException(spec.commandLine(), option + ": a JSON Schema is a JSON object");
             }
             return document;
