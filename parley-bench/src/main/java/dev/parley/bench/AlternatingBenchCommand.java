@@ -260,7 +260,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
             LoadResult result;
             try (BenchJfr recording = BenchJfr.start(jfrFile, err)) {
-                result = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> {
+                result = work.measure(Warmup.fixed(window.warmup), window.seconds, drain.seconds, w0 -> {
                     edges.set(0, sample(hub, variant));
                     cpu[0] = Machine.CpuSample.now();
                 }, w1 -> {

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
@@ -103,6 +104,19 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "or --only jetstream.")
     boolean floor;
 
+    @Option(names = "--jit-settle", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "After --warmup, each side warms up on until the JIT compilers of the JVMs in it (this one, "
+                    + "and a child hub) used under 2 %% of a core for 3 s, --max-warmup seconds in all at most: a JVM "
+                    + "compiles its hot code through its first 10-30 s of load, and a window inside that measures the "
+                    + "compiling as much as the code. The warm-up each side took is printed (default: on; off under "
+                    + "--quick).")
+    boolean jitSettle;
+
+    @Option(names = "--max-warmup", paramLabel = "SECONDS", defaultValue = "60",
+            description = "The longest warm-up with --jit-settle; a side whose JIT is not quiet by then is measured "
+                    + "anyway, and says so (default: ${DEFAULT-VALUE}).")
+    int maxWarmup;
+
     @Option(names = "--rounds", paramLabel = "N", defaultValue = "1",
             description = "Measure both sides N times, each time on a fresh hub and nats-server, the order alternating "
                     + "(Parley first in odd rounds, JetStream first in even ones); with more than one round the "
@@ -165,7 +179,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
-                .unlessGiven("--warmup", () -> window.warmup = 1).unlessGiven("--seconds", () -> window.seconds = 3);
+                .unlessGiven("--warmup", () -> window.warmup = 1).unlessGiven("--seconds", () -> window.seconds = 3)
+                .unlessGiven("--jit-settle", () -> jitSettle = false);
         validate();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
@@ -219,7 +234,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
             work.openStreams(hub.host(), hub.port());
             long serverPid = child ? hub.pid() : -1;
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(serverPid),
+            LoadResult r = work.measure(warmup(child ? List.of(self(), serverPid) : List.of(self())), window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(serverPid),
                     w1 -> edges[1] = Cpu.now(serverPid));
             return side("parley", r, edges, loadBefore);
         }
@@ -233,7 +248,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
                      batch, err)) {
             work.setUp();
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(server.pid()),
+            LoadResult r = work.measure(warmup(List.of(self())), window.seconds, drain.seconds,
+                    w0 -> edges[0] = Cpu.now(server.pid()),
                     w1 -> edges[1] = Cpu.now(server.pid()));
             return side("jetstream", r, edges, loadBefore);
         }
@@ -243,10 +259,22 @@ public final class BenchCompareCommand implements Callable<Integer> {
         double loadBefore = BenchSupport.loadAverage();
         try (TransportFloor work = new TransportFloor(kind, load.senders, targets.inboxes, load.size, err)) {
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(-1),
+            LoadResult r = work.measure(warmup(List.of(self())), window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(-1),
                     w1 -> edges[1] = Cpu.now(-1));
             return side(kind.side, r, edges, loadBefore);
         }
+    }
+
+    /**
+     * The warm-up of a side whose JVMs are {@code jvms}: their JIT's compiling counts (nats-server
+     * compiles nothing; the JetStream side's client code runs in this JVM).
+     */
+    private Warmup warmup(List<Long> jvms) {
+        return jitSettle ? new Warmup(window.warmup, jvms, Math.max(window.warmup, maxWarmup)) : Warmup.fixed(window.warmup);
+    }
+
+    private static long self() {
+        return ProcessHandle.current().pid();
     }
 
     private static Side side(String name, LoadResult r, Cpu[] edges, double loadBefore) {
@@ -279,6 +307,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
         if (only != null && !only.equals("parley") && !only.equals("jetstream")) {
             throw new ParameterException(spec.commandLine(), "--only must be parley or jetstream");
         }
+        if (maxWarmup < 1) {
+            throw new ParameterException(spec.commandLine(), "--max-warmup must be at least 1");
+        }
         if (rounds < 1 || rounds > 20) {
             throw new ParameterException(spec.commandLine(), "--rounds must be between 1 and 20");
         }
@@ -295,8 +326,10 @@ public final class BenchCompareCommand implements Callable<Integer> {
     private void print(PrintWriter out, List<Round> all, Map<TransportFloor.Kind, Side> floors, String natsVersion) {
         Side parley = all.getFirst().parley();
         Side jetstream = all.getFirst().jetstream();
-        out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %d s, "
-                + "window %d s per side%s%s%n", load.senders, targets.inboxes, load.size, window.warmup, window.seconds,
+        out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %s, "
+                + "window %d s per side%s%s%n", load.senders, targets.inboxes, load.size,
+                warmup(List.of(self())).describe(),
+                window.seconds,
                 batch > 1 ? ", batches of " + batch + " (parley: POST /v1/messages:batch; jetstream: publishAsync, "
                         + batch + " acks outstanding)" : "",
                 all.size() > 1 ? ", " + all.size() + " rounds (parley first in odd rounds, jetstream in even ones)" : "");
@@ -340,6 +373,13 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "commit's thread writing each frame to its stream, no stream thread woken); cpu in its client "
                     + "column");
         }
+        if (jitSettle) {
+            out.println("  warm-up taken: " + sides.stream().map(s -> String.format(Locale.ROOT, "%s %.1f s%s", s.name,
+                    s.r.warmupSeconds, Boolean.TRUE.equals(s.r.jitQuiet) ? "" : " (JIT not quiet)"))
+                    .collect(Collectors.joining(", ")) + "; quiet: the JIT compilers of the side's JVMs under "
+                    + Math.round(JitQuiet.MOST_SHARE * 100) + " % of a core for "
+                    + TimeUnit.NANOSECONDS.toSeconds(JitQuiet.SPAN_NANOS) + " s");
+        }
         out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
         out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"
                 + (hubMode.equals("in-process") && parley != null ? " (hub included on the parley side)" : "")
@@ -381,6 +421,10 @@ public final class BenchCompareCommand implements Callable<Integer> {
             o.put("inboxes", targets.inboxes);
             o.put("size", load.size);
             o.put("warmupSeconds", window.warmup);
+            o.put("jitSettle", jitSettle);
+            if (jitSettle) {
+                o.put("maxWarmupSeconds", maxWarmup);
+            }
             o.put("seconds", window.seconds);
             o.put("batch", batch);
             o.put("hub", hubMode);

@@ -101,7 +101,7 @@ public final class BenchFederationCommand implements Callable<Integer> {
                 try (ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err)) {
                     work.createNodes(hubs);
                     work.openStreams(hubs);
-                    return work.measure(window.warmup, window.seconds, drain.seconds, null, null);
+                    return work.measure(Warmup.fixed(window.warmup), window.seconds, drain.seconds, null, null);
                 }
             } finally {
                 for (BenchHub hub : hubs.reversed()) {
@@ -117,7 +117,7 @@ public final class BenchFederationCommand implements Callable<Integer> {
             BenchSupport.progress(err, "single hub listening at " + hub.url() + " (data in " + hub.dir() + ")");
             work.createNodes(hub);
             work.openStreams(hub.host(), hub.port());
-            return work.measure(window.warmup, window.seconds, drain.seconds, null, null);
+            return work.measure(Warmup.fixed(window.warmup), window.seconds, drain.seconds, null, null);
         }
     }
 

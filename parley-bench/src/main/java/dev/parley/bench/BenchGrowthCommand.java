@@ -182,7 +182,7 @@ public final class BenchGrowthCommand implements Callable<Integer> {
                 s.work.openStreams(hub.host(), hub.port());
                 BenchSupport.progress(err, String.format(Locale.ROOT, "growth: round %d, %,d stored (load %.2f)",
                         round + 1, s.stored, loadBefore));
-                LoadResult r = s.work.measure(window.warmup, window.seconds, 15,
+                LoadResult r = s.work.measure(Warmup.fixed(window.warmup), window.seconds, 15,
                         w0 -> machine[0] = BenchSupport.machineCpuTicks(), w1 -> machine[1] = BenchSupport.machineCpuTicks());
                 s.runs.add(r);
                 s.loads.add(loadBefore);

@@ -84,7 +84,7 @@ public final class BenchSendCommand implements Callable<Integer> {
             long[][] machine = new long[2][];
             Machine.ThreadTicks[] threads = new Machine.ThreadTicks[2];
             WalFrames.Count[] wal = new WalFrames.Count[1];
-            LoadResult r = work.measure(window.warmup, window.seconds, drain.seconds, w0 -> {
+            LoadResult r = work.measure(Warmup.fixed(window.warmup), window.seconds, drain.seconds, w0 -> {
                 m.set(0, hub.metrics());
                 cpu[0] = BenchSupport.processCpuNanos();
                 machine[0] = BenchSupport.machineCpuTicks();

@@ -88,7 +88,7 @@ public final class BenchWebhookCommand implements Callable<Integer> {
             work.openStreams(hub.host(), hub.port());
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
             try (BenchJfr recording = BenchJfr.start(jfr == null ? null : java.nio.file.Path.of(jfr + "-streams.jfr"), err)) {
-                streams = work.measure(window.warmup, window.seconds, drainSeconds, w0 -> cpu[0] = Machine.CpuSample.now(),
+                streams = work.measure(Warmup.fixed(window.warmup), window.seconds, drainSeconds, w0 -> cpu[0] = Machine.CpuSample.now(),
                         w1 -> cpu[1] = Machine.CpuSample.now());
             }
             streams.cpuPercent = cpu[0].processPercentUntil(cpu[1]);
@@ -117,7 +117,7 @@ public final class BenchWebhookCommand implements Callable<Integer> {
             Map<String, Double>[] edges = newEdges();
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
             try (BenchJfr recording = BenchJfr.start(jfr == null ? null : java.nio.file.Path.of(jfr + "-webhooks.jfr"), err)) {
-                hooks = work.measure(window.warmup, window.seconds, drainSeconds, w0 -> {
+                hooks = work.measure(Warmup.fixed(window.warmup), window.seconds, drainSeconds, w0 -> {
                     edges[0] = hub.metrics();
                     cpu[0] = Machine.CpuSample.now();
                 }, w1 -> {

@@ -206,7 +206,7 @@ final class JetStreamWorkload implements AutoCloseable {
     }
 
     /** Like {@link ParleyWorkload#measure}: warm-up, window, stop, drain, figures. */
-    LoadResult measure(int warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
+    LoadResult measure(Warmup warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
             throws Exception {
         String[] inboxIds = new String[subjects];
         for (int i = 0; i < subjects; i++) {
@@ -223,7 +223,7 @@ final class JetStreamWorkload implements AutoCloseable {
         }
         BenchSupport.progress(err, "publishing: " + publishers + " publishers on " + connections + " connections -> "
                 + subjects + " subjects" + (window > 1 ? ", publishAsync with " + window + " acks outstanding" : "")
-                + ", warm-up " + warmup + " s, window " + seconds + " s");
+                + ", warm-up " + warmup.describe() + ", window " + seconds + " s");
         return LoadResult.measure(workers, "bench-pub", readers, warmup, seconds, drainSeconds, atStart, atEnd);
     }
 

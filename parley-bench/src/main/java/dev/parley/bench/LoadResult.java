@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 final class LoadResult {
     long accepted;        // acknowledgements that arrived inside the window
     double windowSeconds;
+    double warmupSeconds;
+    Boolean jitQuiet;     // whether the warm-up saw the JIT go quiet; null when it did not wait for it
     long acceptedTotal;   // acknowledgements over the whole run (warm-up and tail included)
     long seen;            // of those, seen by a reader
     long deliveredInWindow; // acknowledged sends whose arrival at the reader fell inside the window
@@ -59,6 +61,10 @@ final class LoadResult {
         o.put("ackP99Ms", BenchSupport.round(BenchSupport.pct(ack, 99)));
         o.put("accepted", accepted);
         o.put("windowSeconds", BenchSupport.round(windowSeconds));
+        o.put("warmedUpSeconds", BenchSupport.round(warmupSeconds));
+        if (jitQuiet != null) {
+            o.put("jitQuiet", jitQuiet);
+        }
         o.put("errors", errors);
         o.put("lost", lost);
         o.put("duplicates", duplicates);
@@ -79,26 +85,29 @@ final class LoadResult {
 
     /**
      * The run every workload makes: starts {@code workers} on threads named {@code name-i},
-     * lets them warm up for {@code warmup} seconds, measures a window of {@code seconds}
+     * lets them warm up ({@link Warmup}), measures a window of {@code seconds}
      * ({@code atStart} and {@code atEnd}, if given, run at its edges; {@code atStart} also once
-     * half-way through a warm-up, and must bear running twice), stops them, waits up to
+     * half-way through a warm-up's least seconds, and must bear running twice), stops them, waits up to
      * {@code drainSeconds} for the readers to see every acknowledged send, and computes the figures.
      */
-    static LoadResult measure(Worker[] workers, String name, InboxArrivals[] readers, int warmup, int seconds,
+    static LoadResult measure(Worker[] workers, String name, InboxArrivals[] readers, Warmup warmup, int seconds,
                               int drainSeconds, Edge atStart, Edge atEnd) throws Exception {
         Thread[] threads = new Thread[workers.length];
         for (int i = 0; i < workers.length; i++) {
             threads[i] = Thread.ofPlatform().daemon().name(name + "-" + i).start(workers[i]);
         }
         long started = System.nanoTime();
-        if (atStart != null && warmup > 0) {
+        int least = warmup.leastSeconds();
+        if (atStart != null && least > 0) {
             // A rehearsal of the window's start half-way through the warm-up: its first scrape of
             // /metrics took the hub's request path down a branch it had not compiled, and the JIT
             // recompiled the edge's routing and response code inside the window.
-            Thread.sleep(warmup * 500L);
+            Thread.sleep(least * 500L);
             atStart.at(System.nanoTime());
         }
-        Thread.sleep(Math.max(0, warmup * 1000L - (System.nanoTime() - started) / 1_000_000));
+        Thread.sleep(Math.max(0, least * 1000L - (System.nanoTime() - started) / 1_000_000));
+        Boolean jitQuiet = warmup.untilJitQuiet()
+                ? JitQuiet.await(warmup.jitOf(), started + TimeUnit.SECONDS.toNanos(warmup.mostSeconds())) : null;
         long w0 = System.nanoTime();
         if (atStart != null) {
             atStart.at(w0);
@@ -116,7 +125,10 @@ final class LoadResult {
         }
         SendLog[] logs = Arrays.stream(workers).map(Worker::log).toArray(SendLog[]::new);
         awaitArrivals(logs, readers, TimeUnit.SECONDS.toNanos(drainSeconds));
-        return compute(logs, readers, w0, w1);
+        LoadResult r = compute(logs, readers, w0, w1);
+        r.warmupSeconds = (w0 - started) / 1e9;
+        r.jitQuiet = jitQuiet;
+        return r;
     }
 
     /**

@@ -101,8 +101,17 @@ public final class Machine {
         }
 
         public static ThreadTicks now() {
+            return of("self");
+        }
+
+        /** The threads of process {@code pid}. */
+        static ThreadTicks of(long pid) {
+            return of(Long.toString(pid));
+        }
+
+        private static ThreadTicks of(String process) {
             Map<Long, Sample> threads = new HashMap<>();
-            try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            try (var tasks = Files.list(Path.of("/proc", process, "task"))) {
                 for (Path task : (Iterable<Path>) tasks::iterator) {
                     try {
                         threads.put(Long.parseLong(task.getFileName().toString()), new Sample(
@@ -116,6 +125,21 @@ public final class Machine {
                 return new ThreadTicks(Map.of());
             }
             return new ThreadTicks(threads);
+        }
+
+        /**
+         * The CPU of {@code part}'s threads between this sample and {@code later}, in clock ticks (a
+         * thread started since counts from zero; one ended since is left out, not subtracted).
+         */
+        long ticksUntil(ThreadTicks later, ThreadPart part) {
+            long ticks = 0;
+            for (var t : later.threads.entrySet()) {
+                if (t.getValue().part() == part) {
+                    Sample before = threads.get(t.getKey());
+                    ticks += t.getValue().ticks() - (before == null ? 0 : before.ticks());
+                }
+            }
+            return ticks;
         }
 
         /**

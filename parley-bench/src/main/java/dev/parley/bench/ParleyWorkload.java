@@ -328,11 +328,11 @@ final class ParleyWorkload implements AutoCloseable {
     }
 
     /**
-     * Runs the senders for {@code warmup} seconds, then a measured window of {@code seconds},
+     * Runs the senders through the warm-up, then a measured window of {@code seconds},
      * stops them, waits up to {@code drainSeconds} for the streams to catch up, and computes
      * the figures. {@code atStart} and {@code atEnd} run at the window's edges.
      */
-    LoadResult measure(int warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
+    LoadResult measure(Warmup warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
             throws Exception {
         byte[][] bodies = requestBodies();
         ArrivalKey key = arrivalKey();
@@ -362,7 +362,7 @@ final class ParleyWorkload implements AutoCloseable {
             workers[i] = new ClosedLoopSender(i, conn, head, mine, targets, key, batch);
         }
         BenchSupport.progress(err, "sending: " + senders + " senders -> " + inboxes + " inboxes"
-                + (batch > 1 ? ", batches of " + batch : "") + ", warm-up " + warmup + " s, window " + seconds + " s");
+                + (batch > 1 ? ", batches of " + batch : "") + ", warm-up " + warmup.describe() + ", window " + seconds + " s");
         return LoadResult.measure(workers, "bench-send", readers, warmup, seconds, drainSeconds, atStart, atEnd);
     }
 

@@ -259,7 +259,7 @@ final class TransportFloor implements AutoCloseable {
     }
 
     /** Runs the bench's closed-loop senders against the floor, as {@link ParleyWorkload#measure} does against a hub. */
-    LoadResult measure(int warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
+    LoadResult measure(Warmup warmup, int seconds, int drainSeconds, LoadResult.Edge atStart, LoadResult.Edge atEnd)
             throws Exception {
         String text = "x".repeat(size);
         byte[][] bodies = new byte[inboxes.length][];
@@ -276,7 +276,7 @@ final class TransportFloor implements AutoCloseable {
             workers[i] = new ClosedLoopSender(i, conn, head, bodies);
         }
         BenchSupport.progress(err, "floor " + kind.side + ": " + senders + " senders -> "
-                + inboxes.length + " inboxes, warm-up " + warmup + " s, window " + seconds + " s");
+                + inboxes.length + " inboxes, warm-up " + warmup.describe() + ", window " + seconds + " s");
         return LoadResult.measure(workers, "bench-floor", readers, warmup, seconds, drainSeconds, atStart, atEnd);
     }
 

@@ -1,6 +1,7 @@
 package dev.parley.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -90,6 +91,35 @@ class BenchQuickTest {
         assertTrue(run.result().path("parley").isMissingNode(), "no single-run figures beside the rounds" + run.context());
     }
 
+    /**
+     * With {@code --jit-settle} a side warms up at least {@code --warmup} and at most {@code --max-warmup}
+     * seconds, and says whether its JIT went quiet (which a fresh hub's does not in 3 s on a busy machine,
+     * and may on an idle one: not asserted).
+     */
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void aSettledWarmUpLastsFromItsLeastToItsMost() throws Exception {
+        BenchRun run = BenchRun.bench("compare", "--quick", "--only", "parley", "--jit-settle", "--max-warmup", "3", "--json");
+        assertEquals(0, run.code(), "bench exit code" + run.context());
+        assertTrue(run.result().path("jitSettle").asBoolean(), run.context());
+        assertEquals(3, run.result().path("maxWarmupSeconds").asInt(), run.context());
+        JsonNode parley = run.result().path("parley");
+        assertFigures(parley, "parley", run.context());
+        assertTrue(parley.path("jitQuiet").isBoolean(), run.context());
+        double warmedUp = parley.path("warmedUpSeconds").asDouble();
+        // a second's least under --quick; the most, plus one sampling of the JIT's threads late
+        assertTrue(warmedUp >= 1 && warmedUp < 3 + 1, "warmed up " + warmedUp + " s" + run.context());
+        assertTrue(run.context().contains("warm-up taken: parley "), run.context());
+    }
+
+    @Test
+    void aMaxWarmUpUnderASecondIsRefused() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        assertEquals(2, BenchRun.execute(out, err, "compare", "--quick", "--max-warmup", "0"), err.toString());
+        assertTrue(err.toString().contains("--max-warmup must be at least 1"), err.toString());
+    }
+
     /** Rounds compare the two sides: with one side only or with the floor they are refused as usage, as are 0 and 21. */
     @Test
     void roundsAreRefusedWithOneSideTheFloorOrOutOfRange() {
@@ -154,6 +184,8 @@ class BenchQuickTest {
         assertCpuEach(run.result().path("parley"), "clientCpuPercent", "clientCpuMicrosEach", run.context());
         assertTrue(run.result().path("parley").path("serverCpuMicrosEach").isNull(),
                 "the hub runs in the bench's JVM: its CPU is the client's" + run.context());
+        assertFalse(run.result().path("jitSettle").asBoolean(true), "--quick warms up for its second only" + run.context());
+        assertTrue(run.result().path("parley").path("jitQuiet").isMissingNode(), run.context());
         System.out.printf("bench %s: parley/jetstream throughput ratio %.3f (parley %.0f/s p99 %.1f ms, "
                         + "jetstream %.0f/s p99 %.1f ms); timing is logged, never asserted%n", String.join(" ", args),
                 run.result().path("ratio").asDouble(), run.result().path("parley").path("perSec").asDouble(),

@@ -40,7 +40,7 @@ class WindowEdgesTest {
 
     private static List<String> edges(int warmup) throws Exception {
         List<String> edges = new ArrayList<>();
-        LoadResult.measure(new LoadResult.Worker[]{new Idle()}, "idle", new InboxArrivals[0], warmup, 1, 0,
+        LoadResult.measure(new LoadResult.Worker[]{new Idle()}, "idle", new InboxArrivals[0], Warmup.fixed(warmup), 1, 0,
                 at -> edges.add("start"), at -> edges.add("end"));
         return edges;
     }

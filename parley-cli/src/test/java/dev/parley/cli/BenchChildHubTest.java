@@ -65,17 +65,24 @@ class BenchChildHubTest {
         return r;
     }
 
-    /** With the hub as {@code parley serve} beside it, the comparison says the hub's own CPU a send. */
+    /**
+     * With the hub as {@code parley serve} beside it, the comparison says the hub's own CPU a send; its
+     * warm-up watched the JIT of both JVMs, from its least to its most.
+     */
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void compareWithAChildHubSaysTheHubsCpuASend() throws Exception {
-        CliRun run = CliRun.parley("bench", "compare", "--hub", "child", "--only", "parley", "--quick", "--json");
+        CliRun run = CliRun.parley("bench", "compare", "--hub", "child", "--only", "parley", "--quick", "--json",
+                "--jit-settle", "--max-warmup", "3");
         JsonNode parley = result(run).path("parley");
         assertTrue(parley.path("perSec").asDouble() > 0, () -> "no acknowledged send in the window\n" + run.describe());
         assertEquals(0, parley.path("lost").asLong(), () -> "accepted but never streamed\n" + run.describe());
         // a number (the hub's process was read), not null as for a hub in the bench's own JVM
         assertTrue(parley.path("serverCpuMicrosEach").isNumber(),
                 () -> "the child hub's CPU over the sends acknowledged in the window\n" + run.describe());
+        assertTrue(parley.path("jitQuiet").isBoolean(), run::describe);
+        double warmedUp = parley.path("warmedUpSeconds").asDouble();
+        assertTrue(warmedUp >= 1 && warmedUp < 3 + 1, () -> "warmed up " + warmedUp + " s\n" + run.describe());
         assertEquals(0, run.exit, run::describe);
     }
 
