@@ -66,6 +66,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
     @Mixin
     QuickOption quick = new QuickOption();
 
+    @Mixin
+    JitSettleOptions settle = new JitSettleOptions();
+
     @ParentCommand
     BenchCommand bench;
 
@@ -103,19 +106,6 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "its stream itself instead of waking the stream's thread (side http+direct). Not with --batch "
                     + "or --only jetstream.")
     boolean floor;
-
-    @Option(names = "--jit-settle", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "After --warmup, each side warms up on until the JIT compilers of the JVMs in it (this one, "
-                    + "and a child hub) used under 2 %% of a core for 3 s, --max-warmup seconds in all at most: a JVM "
-                    + "compiles its hot code through its first 10-30 s of load, and a window inside that measures the "
-                    + "compiling as much as the code. The warm-up each side took is printed (default: on; off under "
-                    + "--quick).")
-    boolean jitSettle;
-
-    @Option(names = "--max-warmup", paramLabel = "SECONDS", defaultValue = "60",
-            description = "The longest warm-up with --jit-settle; a side whose JIT is not quiet by then is measured "
-                    + "anyway, and says so (default: ${DEFAULT-VALUE}).")
-    int maxWarmup;
 
     @Option(names = "--rounds", paramLabel = "N", defaultValue = "1",
             description = "Measure both sides N times, each time on a fresh hub and nats-server, the order alternating "
@@ -180,7 +170,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
                 .unlessGiven("--warmup", () -> window.warmup = 1).unlessGiven("--seconds", () -> window.seconds = 3)
-                .unlessGiven("--jit-settle", () -> jitSettle = false);
+                .unlessGiven("--jit-settle", () -> settle.jitSettle = false);
         validate();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
@@ -234,7 +224,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
             work.openStreams(hub.host(), hub.port());
             long serverPid = child ? hub.pid() : -1;
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(warmup(child ? List.of(self(), serverPid) : List.of(self())), window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(serverPid),
+            LoadResult r = work.measure(child ? settle.warmup(window.warmup, serverPid) : settle.warmup(window.warmup),
+                    window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(serverPid),
                     w1 -> edges[1] = Cpu.now(serverPid));
             return side("parley", r, edges, loadBefore);
         }
@@ -248,7 +239,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
                      batch, err)) {
             work.setUp();
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(warmup(List.of(self())), window.seconds, drain.seconds,
+            // nats-server compiles nothing: this side's JIT is its client code's, in this JVM
+            LoadResult r = work.measure(settle.warmup(window.warmup), window.seconds, drain.seconds,
                     w0 -> edges[0] = Cpu.now(server.pid()),
                     w1 -> edges[1] = Cpu.now(server.pid()));
             return side("jetstream", r, edges, loadBefore);
@@ -259,22 +251,10 @@ public final class BenchCompareCommand implements Callable<Integer> {
         double loadBefore = BenchSupport.loadAverage();
         try (TransportFloor work = new TransportFloor(kind, load.senders, targets.inboxes, load.size, err)) {
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(warmup(List.of(self())), window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(-1),
+            LoadResult r = work.measure(settle.warmup(window.warmup), window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(-1),
                     w1 -> edges[1] = Cpu.now(-1));
             return side(kind.side, r, edges, loadBefore);
         }
-    }
-
-    /**
-     * The warm-up of a side whose JVMs are {@code jvms}: their JIT's compiling counts (nats-server
-     * compiles nothing; the JetStream side's client code runs in this JVM).
-     */
-    private Warmup warmup(List<Long> jvms) {
-        return jitSettle ? new Warmup(window.warmup, jvms, Math.max(window.warmup, maxWarmup)) : Warmup.fixed(window.warmup);
-    }
-
-    private static long self() {
-        return ProcessHandle.current().pid();
     }
 
     private static Side side(String name, LoadResult r, Cpu[] edges, double loadBefore) {
@@ -292,6 +272,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         load.validate();
         targets.validate();
         window.validate();
+        settle.validate();
         if (!hubMode.equals("in-process") && !hubMode.equals("child")) {
             throw new ParameterException(spec.commandLine(), "--hub must be in-process or child");
         }
@@ -306,9 +287,6 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
         if (only != null && !only.equals("parley") && !only.equals("jetstream")) {
             throw new ParameterException(spec.commandLine(), "--only must be parley or jetstream");
-        }
-        if (maxWarmup < 1) {
-            throw new ParameterException(spec.commandLine(), "--max-warmup must be at least 1");
         }
         if (rounds < 1 || rounds > 20) {
             throw new ParameterException(spec.commandLine(), "--rounds must be between 1 and 20");
@@ -328,7 +306,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         Side jetstream = all.getFirst().jetstream();
         out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %s, "
                 + "window %d s per side%s%s%n", load.senders, targets.inboxes, load.size,
-                warmup(List.of(self())).describe(),
+                settle.warmup(window.warmup).describe(),
                 window.seconds,
                 batch > 1 ? ", batches of " + batch + " (parley: POST /v1/messages:batch; jetstream: publishAsync, "
                         + batch + " acks outstanding)" : "",
@@ -373,7 +351,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "commit's thread writing each frame to its stream, no stream thread woken); cpu in its client "
                     + "column");
         }
-        if (jitSettle) {
+        if (settle.jitSettle) {
             out.println("  warm-up taken: " + sides.stream().map(s -> String.format(Locale.ROOT, "%s %.1f s%s", s.name,
                     s.r.warmupSeconds, Boolean.TRUE.equals(s.r.jitQuiet) ? "" : " (JIT not quiet)"))
                     .collect(Collectors.joining(", ")) + "; quiet: the JIT compilers of the side's JVMs under "
@@ -421,9 +399,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
             o.put("inboxes", targets.inboxes);
             o.put("size", load.size);
             o.put("warmupSeconds", window.warmup);
-            o.put("jitSettle", jitSettle);
-            if (jitSettle) {
-                o.put("maxWarmupSeconds", maxWarmup);
+            o.put("jitSettle", settle.jitSettle);
+            if (settle.jitSettle) {
+                o.put("maxWarmupSeconds", settle.maxWarmup);
             }
             o.put("seconds", window.seconds);
             o.put("batch", batch);

@@ -13,6 +13,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
@@ -52,6 +55,9 @@ public final class BenchReplayCommand implements Callable<Integer> {
     @Mixin
     QuickOption quick = new QuickOption();
 
+    @Mixin
+    JitSettleOptions settle = new JitSettleOptions();
+
     @ParentCommand
     BenchCommand bench;
 
@@ -77,8 +83,9 @@ public final class BenchReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         quick.unlessGiven("--envelopes", () -> envelopes = 2000).unlessGiven("--senders", () -> load.senders = 16)
-                .unlessGiven("--rounds", () -> rounds = 1);
+                .unlessGiven("--rounds", () -> rounds = 1).unlessGiven("--jit-settle", () -> settle.jitSettle = false);
         load.validate();
+        settle.validate();
         if (envelopes < 2 || rounds < 1 || replayTimeout < 1) {
             throw new ParameterException(spec.commandLine(),
                     "--envelopes must be at least 2, --rounds and --replay-timeout positive");
@@ -102,7 +109,10 @@ public final class BenchReplayCommand implements Callable<Integer> {
             double fillSeconds = (System.nanoTime() - f0) / 1e9;
             BenchSupport.progress(err, String.format(Locale.ROOT, "filled %s with %,d envelopes in %.1f s (%,.0f sends/s)",
                     INBOX, head, fillSeconds, head / fillSeconds));
-            Thread.sleep(500); // let the writer and the JIT settle
+            Thread.sleep(500); // let the writer settle
+            // the fill compiled the send path; the replays' own code compiles in the first replays
+            Warmup warmup = hub.isChild() ? settle.warmup(0, hub.pid()) : settle.warmup(0);
+            WarmUp warmedUp = warmup.untilJitQuiet() ? warmUp(hub, inboxToken, head, warmup, err) : null;
 
             long middle = head / 2;
             List<Replay> fromStart = new ArrayList<>();
@@ -130,6 +140,13 @@ public final class BenchReplayCommand implements Callable<Integer> {
             report.row("median from cursor 0 / from the middle", "%,.0f / %,.0f envelopes/s", median(fromStart),
                     median(fromMiddle));
             report.row("load average before / after", "%.2f / %.2f", load0, load1);
+            if (warmedUp != null) {
+                report.row("warm-up: replays from cursor 0", "%d in %.1f s, %s", warmedUp.replays(), warmedUp.seconds(),
+                        warmedUp.jitQuiet() ? "until the JIT was quiet (its compilers under 2 % of a core for 3 s)"
+                                : "the JIT not quiet after " + warmup.mostSeconds() + " s");
+                report.put("warmupReplays", warmedUp.replays()).put("warmupSeconds", warmedUp.seconds())
+                        .put("jitQuiet", warmedUp.jitQuiet());
+            }
 
             boolean ok = fromStart.stream().allMatch(Replay::complete) && fromMiddle.stream().allMatch(Replay::complete);
             report.put("envelopes", head).put("size", load.size).put("senders", load.senders).put("rounds", rounds);
@@ -145,6 +162,39 @@ public final class BenchReplayCommand implements Callable<Integer> {
             report.print(out, output.json);
             return ok ? 0 : 1;
         }
+    }
+
+    /** The unmeasured replays before the rounds: how many, how long, whether the JIT went quiet meanwhile. */
+    record WarmUp(int replays, double seconds, boolean jitQuiet) {
+    }
+
+    /** Replays from cursor 0, one after another, until the JIT is quiet or the warm-up's most, and the last one ends. */
+    private WarmUp warmUp(BenchHub hub, String token, long head, Warmup warmup, PrintWriter err) throws Exception {
+        BenchSupport.progress(err, "warming up: replays from cursor 0 until the JIT is quiet (" + warmup.mostSeconds()
+                + " s at most)");
+        long t0 = System.nanoTime();
+        AtomicBoolean enough = new AtomicBoolean();
+        AtomicInteger replays = new AtomicInteger();
+        AtomicReference<Exception> failed = new AtomicReference<>();
+        Thread replaying = Thread.ofPlatform().daemon().name("bench-replay-warmup").start(() -> {
+            try {
+                while (!enough.get()) {
+                    if (!replay(hub, token, 0, head).complete()) {
+                        throw new IllegalStateException("a warm-up replay from cursor 0 ended incomplete");
+                    }
+                    replays.incrementAndGet();
+                }
+            } catch (Exception e) {
+                failed.set(e);
+            }
+        });
+        boolean quiet = JitQuiet.await(warmup.jitOf(), t0 + TimeUnit.SECONDS.toNanos(warmup.mostSeconds()));
+        enough.set(true);
+        replaying.join();
+        if (failed.get() != null) {
+            throw failed.get();
+        }
+        return new WarmUp(replays.get(), (System.nanoTime() - t0) / 1e9, quiet);
     }
 
     /** Sends until the inbox holds at least {@code envelopes}; returns the inbox's last seq. */

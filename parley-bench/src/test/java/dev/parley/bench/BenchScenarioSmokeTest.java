@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,7 +21,29 @@ class BenchScenarioSmokeTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void replayQuickReturnsEveryEnvelopeInOrder() throws Exception {
-        BenchRun run = BenchRun.bench("replay", "--quick", "--json");
+        JsonNode r = replayQuick().result();
+        assertTrue(r.path("warmupReplays").isMissingNode(), "--quick replays nothing before its round");
+    }
+
+    /**
+     * Warmed up until the JIT is quiet (at most 3 s here): unmeasured replays from cursor 0 for at least
+     * the 3 s the JIT's quiet is judged over, each complete, before the rounds.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void replayWarmedUpUntilTheJitIsQuietStillReturnsEveryEnvelope() throws Exception {
+        BenchRun run = replayQuick("--jit-settle", "--max-warmup", "3");
+        JsonNode r = run.result();
+        assertTrue(r.path("warmupReplays").asInt() >= 1, run.context());
+        double seconds = r.path("warmupSeconds").asDouble();
+        assertTrue(seconds >= 3 && seconds < 3 + 3, "warmed up " + seconds + " s" + run.context());
+        assertTrue(r.path("jitQuiet").isBoolean(), run.context());
+    }
+
+    /** {@code bench replay --quick --json} with {@code options}: every round's replays whole and in order. */
+    private static BenchRun replayQuick(String... options) throws Exception {
+        BenchRun run = BenchRun.bench(Stream.concat(Stream.of("replay", "--quick", "--json"), Stream.of(options))
+                .toArray(String[]::new));
         JsonNode r = run.result();
         long n = r.get("envelopes").asLong();
         assertTrue(n >= 2000, run.context());
@@ -35,6 +58,7 @@ class BenchScenarioSmokeTest {
             each.forEach(p -> assertTrue(p.isNumber() && p.asDouble() >= 0 && p.asDouble() <= 100, part + run.context()));
         }
         assertEquals(0, run.code(), "exit code" + run.context());
+        return run;
     }
 
     @Test
