@@ -352,8 +352,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
                     + "column");
         }
         if (settle.jitSettle) {
-            out.println("  warm-up taken: " + sides.stream().map(s -> String.format(Locale.ROOT, "%s %.1f s%s", s.name,
-                    s.r.warmupSeconds, Boolean.TRUE.equals(s.r.jitQuiet) ? "" : " (JIT not quiet)"))
+            out.println("  warm-up taken: " + sides.stream().map(s -> s.name + " " + s.r.warmupTaken())
                     .collect(Collectors.joining(", ")) + "; quiet: the JIT compilers of the side's JVMs under "
                     + Math.round(JitQuiet.MOST_SHARE * 100) + " % of a core for "
                     + TimeUnit.NANOSECONDS.toSeconds(JitQuiet.SPAN_NANOS) + " s");

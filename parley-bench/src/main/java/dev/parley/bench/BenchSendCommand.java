@@ -61,6 +61,9 @@ public final class BenchSendCommand implements Callable<Integer> {
     @Mixin
     QuickOption quick = new QuickOption();
 
+    @Mixin
+    JitSettleOptions settle = new JitSettleOptions();
+
     @Option(names = "--wal-frames", description = "Also count, at the window's end, the frames (pages) the store's "
             + "write-ahead log holds a send, by the table or index each belongs to (read from the running hub's log).")
     boolean walFrames;
@@ -68,10 +71,12 @@ public final class BenchSendCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
-                .unlessGiven("--warmup", () -> window.warmup = 0).unlessGiven("--seconds", () -> window.seconds = 3);
+                .unlessGiven("--warmup", () -> window.warmup = 0).unlessGiven("--seconds", () -> window.seconds = 3)
+                .unlessGiven("--jit-settle", () -> settle.jitSettle = false);
         load.validate();
         targets.validate();
         window.validate();
+        settle.validate();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try (BenchHub hub = BenchHub.inProcess();
@@ -84,7 +89,7 @@ public final class BenchSendCommand implements Callable<Integer> {
             long[][] machine = new long[2][];
             Machine.ThreadTicks[] threads = new Machine.ThreadTicks[2];
             WalFrames.Count[] wal = new WalFrames.Count[1];
-            LoadResult r = work.measure(Warmup.fixed(window.warmup), window.seconds, drain.seconds, w0 -> {
+            LoadResult r = work.measure(settle.warmup(window.warmup), window.seconds, drain.seconds, w0 -> {
                 m.set(0, hub.metrics());
                 cpu[0] = BenchSupport.processCpuNanos();
                 machine[0] = BenchSupport.machineCpuTicks();
@@ -142,8 +147,9 @@ public final class BenchSendCommand implements Callable<Integer> {
 
     private void print(PrintWriter out, LoadResult r, WalFrames.Count wal) throws IOException {
         double rate = r.accepted / r.windowSeconds;
-        out.printf(Locale.ROOT, "parley bench send: %d senders -> %d inboxes, %d-byte text, warm-up %d s, window %.2f s%n",
-                load.senders, targets.inboxes, load.size, window.warmup, r.windowSeconds);
+        out.printf(Locale.ROOT, "parley bench send: %d senders -> %d inboxes, %d-byte text, warm-up %s: took %s; "
+                + "window %.2f s%n", load.senders, targets.inboxes, load.size, settle.warmup(window.warmup).describe(),
+                r.warmupTaken(), r.windowSeconds);
         out.printf(Locale.ROOT, "  %-34s %s%n", "metric", "value");
         out.printf(Locale.ROOT, "  %-34s %,d%n", "accepted sends (202) in window", r.accepted);
         out.printf(Locale.ROOT, "  %-34s %,.0f%n", "sends/s", rate);
@@ -188,6 +194,11 @@ public final class BenchSendCommand implements Callable<Integer> {
             o.put("inboxes", targets.inboxes);
             o.put("size", load.size);
             o.put("warmupSeconds", window.warmup);
+            o.put("jitSettle", settle.jitSettle);
+            o.put("warmedUpSeconds", BenchSupport.round(r.warmupSeconds));
+            if (r.jitQuiet != null) {
+                o.put("jitQuiet", r.jitQuiet);
+            }
             o.put("windowSeconds", BenchSupport.round(r.windowSeconds));
             o.put("accepted", r.accepted);
             o.put("sendsPerSecond", BenchSupport.round(rate));

@@ -2,6 +2,7 @@ package dev.parley.bench;
 
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +41,11 @@ final class LoadResult {
 
     double perSecond() {
         return windowSeconds > 0 ? accepted / windowSeconds : Double.NaN;
+    }
+
+    /** The warm-up this run took, as the benches print it: "22.0 s", "60.1 s (JIT not quiet)". */
+    String warmupTaken() {
+        return String.format(Locale.ROOT, "%.1f s%s", warmupSeconds, Boolean.FALSE.equals(jitQuiet) ? " (JIT not quiet)" : "");
     }
 
     double p50Ms() {

@@ -1,10 +1,12 @@
 package dev.parley.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.StringWriter;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,6 +34,27 @@ class BenchSmokeTest {
         assertTrue(cpu.get("virtualThreads").asDouble() > 0, "no virtual-thread CPU counted" + run.context());
         // the live store's log was read and its pages named (WalFramesTest checks the counting)
         assertTrue(result.has("walCommits") && result.get("walFramesByTree").isObject(), "no log counted" + run.context());
+        assertFalse(result.get("jitSettle").asBoolean(), "--quick does not wait for the JIT" + run.context());
+        assertFalse(result.has("jitQuiet"), run.context());
+    }
+
+    /**
+     * Asked to wait for the JIT for at most 2 s: the quiet is judged over 3 s, so the warm-up runs to its
+     * most and says the JIT was not quiet, whatever the machine.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aWarmUpShorterThanTheQuietsSpanEndsAtItsMost() throws Exception {
+        BenchRun run = BenchRun.bench("send", "--quick", "--json", "--jit-settle", "--max-warmup", "2");
+        JsonNode result = run.result();
+        assertTrue(result.get("jitSettle").asBoolean(), run.context());
+        assertFalse(result.get("jitQuiet").asBoolean(true), run.context());
+        double warmedUp = result.get("warmedUpSeconds").asDouble();
+        assertTrue(warmedUp >= 2 && warmedUp < 2 + 2, "warmed up " + warmedUp + " s" + run.context());
+        assertTrue(run.context().contains("took " + String.format(Locale.ROOT, "%.1f", warmedUp) + " s (JIT not quiet);"),
+                run.context());
+        assertEquals(0, result.get("lost").asLong(), run.context());
+        assertEquals(0, run.code(), "bench exit code" + run.context());
     }
 
     @Test
