@@ -51,6 +51,9 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
     @Mixin
     QuickOption quick = new QuickOption();
 
+    @Mixin
+    JitSettleOptions settle = new JitSettleOptions();
+
     @Option(names = "--rounds", defaultValue = "2", descriptionKey = "rounds",
             description = "Pairs of runs, the two variants alternating (default: ${DEFAULT-VALUE}).")
     int rounds;
@@ -141,9 +144,9 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         LoadResult lr = run.result();
         report.row(String.format(Locale.ROOT, "run %d %s", n, run.variant()),
                 "%,.0f sends/s, e2e p50 / p99 %.2f / %.2f ms, 202 p99 %.2f ms, errors %d, lost %d, "
-                        + "CPU %.0f%% (machine %.0f%%)",
+                        + "CPU %.0f%% (machine %.0f%%), warm-up %s",
                 lr.perSecond(), lr.p50Ms(), lr.p99Ms(), BenchSupport.pct(lr.ack, 99), lr.errors, lr.lost,
-                lr.cpuPercent, lr.machinePercent);
+                lr.cpuPercent, lr.machinePercent, lr.warmupTaken());
     }
 
     /** Fields of a run's JSON object besides the shared ones. */
@@ -163,10 +166,11 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
     public final Integer call() throws Exception {
         quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--inboxes", () -> targets.inboxes = 16)
                 .unlessGiven("--warmup", () -> window.warmup = 0).unlessGiven("--seconds", () -> window.seconds = 2)
-                .unlessGiven("--rounds", () -> rounds = 1);
+                .unlessGiven("--rounds", () -> rounds = 1).unlessGiven("--jit-settle", () -> settle.jitSettle = false);
         load.validate();
         targets.validate();
         window.validate();
+        settle.validate();
         if (rounds < 1) {
             throw new ParameterException(spec.commandLine(), "--rounds must be at least 1");
         }
@@ -199,9 +203,9 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         double candidateRate = meanRate(runs, b);
         double ratio = candidateRate / baseRate;
         Report report = new Report(String.format(Locale.ROOT,
-                "parley bench %s: %d senders -> %d inboxes, %s, warm-up %d s, window %d s, %d rounds (%s and %s "
+                "parley bench %s: %d senders -> %d inboxes, %s, warm-up %s, window %d s, %d rounds (%s and %s "
                         + "alternating)", spec.name(), load.senders, targets.inboxes,
-                payload(), window.warmup, window.seconds, rounds, a, b));
+                payload(), settle.warmup(window.warmup).describe(), window.seconds, rounds, a, b));
         for (int i = 0; i < runs.size(); i++) {
             runRows(report, i + 1, runs.get(i));
         }
@@ -215,7 +219,8 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
                 + goal.text() + ")");
         report.put("senders", load.senders).put("inboxes", targets.inboxes).put("size", load.size);
         kind().ifPresent(k -> report.put("kind", k));
-        report.put("warmupSeconds", window.warmup).put("windowSeconds", window.seconds).put("rounds", rounds);
+        report.put("warmupSeconds", window.warmup).put("jitSettle", settle.jitSettle).put("windowSeconds", window.seconds)
+                .put("rounds", rounds);
         List<Map<String, Object>> each = new ArrayList<>();
         for (Run run : runs) {
             Map<String, Object> o = new LinkedHashMap<>();
@@ -260,7 +265,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
             LoadResult result;
             try (BenchJfr recording = BenchJfr.start(jfrFile, err)) {
-                result = work.measure(Warmup.fixed(window.warmup), window.seconds, drain.seconds, w0 -> {
+                result = work.measure(settle.warmup(window.warmup), window.seconds, drain.seconds, w0 -> {
                     edges.set(0, sample(hub, variant));
                     cpu[0] = Machine.CpuSample.now();
                 }, w1 -> {

@@ -51,6 +51,9 @@ public final class BenchWebhookCommand implements Callable<Integer> {
     @Mixin
     QuickOption quick = new QuickOption();
 
+    @Mixin
+    JitSettleOptions settle = new JitSettleOptions();
+
     @Option(names = "--nodes", defaultValue = "16", description = "Target nodes (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -66,9 +69,11 @@ public final class BenchWebhookCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         quick.unlessGiven("--senders", () -> load.senders = 16).unlessGiven("--nodes", () -> nodes = 4)
-                .unlessGiven("--warmup", () -> window.warmup = 0).unlessGiven("--seconds", () -> window.seconds = 2);
+                .unlessGiven("--warmup", () -> window.warmup = 0).unlessGiven("--seconds", () -> window.seconds = 2)
+                .unlessGiven("--jit-settle", () -> settle.jitSettle = false);
         load.validate();
         window.validate();
+        settle.validate();
         if (nodes < 1 || nodes > 9999) {
             throw new ParameterException(spec.commandLine(), "--nodes must be 1..9999");
         }
@@ -88,8 +93,8 @@ public final class BenchWebhookCommand implements Callable<Integer> {
             work.openStreams(hub.host(), hub.port());
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
             try (BenchJfr recording = BenchJfr.start(jfr == null ? null : java.nio.file.Path.of(jfr + "-streams.jfr"), err)) {
-                streams = work.measure(Warmup.fixed(window.warmup), window.seconds, drainSeconds, w0 -> cpu[0] = Machine.CpuSample.now(),
-                        w1 -> cpu[1] = Machine.CpuSample.now());
+                streams = work.measure(settle.warmup(window.warmup), window.seconds, drainSeconds,
+                        w0 -> cpu[0] = Machine.CpuSample.now(), w1 -> cpu[1] = Machine.CpuSample.now());
             }
             streams.cpuPercent = cpu[0].processPercentUntil(cpu[1]);
             streams.machinePercent = cpu[0].machinePercentUntil(cpu[1]);
@@ -117,7 +122,7 @@ public final class BenchWebhookCommand implements Callable<Integer> {
             Map<String, Double>[] edges = newEdges();
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
             try (BenchJfr recording = BenchJfr.start(jfr == null ? null : java.nio.file.Path.of(jfr + "-webhooks.jfr"), err)) {
-                hooks = work.measure(Warmup.fixed(window.warmup), window.seconds, drainSeconds, w0 -> {
+                hooks = work.measure(settle.warmup(window.warmup), window.seconds, drainSeconds, w0 -> {
                     edges[0] = hub.metrics();
                     cpu[0] = Machine.CpuSample.now();
                 }, w1 -> {
@@ -143,8 +148,10 @@ public final class BenchWebhookCommand implements Callable<Integer> {
         double retries = BenchSupport.delta(m0, m1, "parley_push_retries_total");
 
         Report report = new Report(String.format(Locale.ROOT,
-                "parley bench webhook: %d senders -> %d nodes, %d-byte text, warm-up %d s, window %d s each, "
-                        + "streams then webhooks", load.senders, nodes, load.size, window.warmup, window.seconds));
+                "parley bench webhook: %d senders -> %d nodes, %d-byte text, warm-up %s, window %d s each, "
+                        + "streams then webhooks", load.senders, nodes, load.size, settle.warmup(window.warmup).describe(),
+                window.seconds));
+        report.row("warm-up taken streams / webhooks", "%s / %s", streams.warmupTaken(), hooks.warmupTaken());
         report.row("streams: sends/s (202 in window)", "%,.0f", streams.perSecond());
         report.row("streams: deliveries/s (frames in window)", "%,.0f", streamRate);
         report.row("streams: send -> frame p50 / p99 / max", "%s ms", BenchSupport.triple(streams.e2e));
@@ -172,7 +179,7 @@ public final class BenchWebhookCommand implements Callable<Integer> {
         report.row("load average before / after", "%.2f / %.2f", load0, load1);
 
         report.put("senders", load.senders).put("nodes", nodes).put("size", load.size).put("warmupSeconds", window.warmup)
-                .put("windowSeconds", window.seconds);
+                .put("jitSettle", settle.jitSettle).put("windowSeconds", window.seconds);
         Map<String, Object> s = streams.summary();
         s.put("deliveriesPerSec", BenchSupport.round(streamRate));
         s.put("acceptedTotal", streams.acceptedTotal);

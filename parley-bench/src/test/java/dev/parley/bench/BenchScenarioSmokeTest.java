@@ -1,13 +1,18 @@
 package dev.parley.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Runs the {@code replay}, {@code rows}, {@code webhook}, {@code guarded}, {@code export} and {@code wake} bench
@@ -122,6 +127,35 @@ class BenchScenarioSmokeTest {
         assertEquals(0, hub.get("rateLimited").asLong(), run.context());
         assertEquals(0, hub.get("policyRuleErrors").asLong(), run.context());
         assertTrue(r.get("ratio").isNumber(), run.context());
+        assertEquals(0, run.code(), "exit code" + run.context());
+    }
+
+    /**
+     * Every measured run of the alternating benches and of the webhook bench warms up through the same
+     * JIT settle: asked for at most 2 s, each runs to its most and says its JIT was not quiet (the quiet
+     * is judged over 3 s), whatever the machine; and nothing is lost.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"guarded", "webhook"})
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void everyRunWarmsUpThroughTheJitSettle(String bench) throws Exception {
+        BenchRun run = BenchRun.bench(bench, "--quick", "--json", "--jit-settle", "--max-warmup", "2");
+        JsonNode r = run.result();
+        assertTrue(r.get("jitSettle").asBoolean(), run.context());
+        List<JsonNode> runs = new ArrayList<>();
+        if (bench.equals("webhook")) {
+            runs.add(r.get("streams"));
+            runs.add(r.get("webhooks"));
+        } else {
+            r.get("runs").forEach(runs::add);
+        }
+        assertEquals(2, runs.size(), run.context());
+        for (JsonNode each : runs) {
+            assertFalse(each.get("jitQuiet").asBoolean(true), run.context());
+            double warmedUp = each.get("warmedUpSeconds").asDouble();
+            assertTrue(warmedUp >= 2 && warmedUp < 2 + 2, "warmed up " + warmedUp + " s" + run.context());
+            assertEquals(0, each.get("lost").asLong(), run.context());
+        }
         assertEquals(0, run.code(), "exit code" + run.context());
     }
 
