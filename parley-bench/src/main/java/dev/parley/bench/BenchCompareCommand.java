@@ -9,7 +9,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
@@ -353,9 +352,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
         if (settle.jitSettle) {
             out.println("  warm-up taken: " + sides.stream().map(s -> s.name + " " + s.r.warmupTaken())
-                    .collect(Collectors.joining(", ")) + "; quiet: the JIT compilers of the side's JVMs under "
-                    + Math.round(JitQuiet.MOST_SHARE * 100) + " % of a core for "
-                    + TimeUnit.NANOSECONDS.toSeconds(JitQuiet.SPAN_NANOS) + " s");
+                    .collect(Collectors.joining(", ")) + "; quiet: " + JitQuiet.RULE + " (in the side's JVMs)");
         }
         out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
         out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"

@@ -142,9 +142,9 @@ public final class BenchReplayCommand implements Callable<Integer> {
             report.row("load average before / after", "%.2f / %.2f", load0, load1);
             if (warmedUp != null) {
                 report.row("warm-up: replays from cursor 0", "%d in %.1f s, %s", warmedUp.replays(), warmedUp.seconds(),
-                        warmedUp.jitQuiet() ? "until the JIT was quiet (its compilers under 2 % of a core for 3 s)"
+                        warmedUp.jitQuiet() ? "until the JIT was quiet (" + JitQuiet.RULE + ")"
                                 : "the JIT not quiet after " + warmup.mostSeconds() + " s");
-                report.put("warmupReplays", warmedUp.replays()).put("warmupSeconds", warmedUp.seconds())
+                report.put("warmupReplays", warmedUp.replays()).put("warmedUpSeconds", warmedUp.seconds())
                         .put("jitQuiet", warmedUp.jitQuiet());
             }
 

@@ -17,6 +17,10 @@ final class JitQuiet {
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10); // /proc's clock tick, 1/100 s
     private static final long POLL_MILLIS = 250;
 
+    /** The rule, as the benches print it. */
+    static final String RULE = "the JIT compilers under " + Math.round(MOST_SHARE * 100) + " % of a core for "
+            + TimeUnit.NANOSECONDS.toSeconds(SPAN_NANOS) + " s";
+
     private final ArrayDeque<long[]> samples = new ArrayDeque<>(); // {nanos, ticks}, oldest first
 
     /** Takes the compilers' CPU so far ({@code ticks}) at {@code nanos}; answers whether they are quiet. */

@@ -40,7 +40,7 @@ class BenchScenarioSmokeTest {
         BenchRun run = replayQuick("--jit-settle", "--max-warmup", "3");
         JsonNode r = run.result();
         assertTrue(r.path("warmupReplays").asInt() >= 1, run.context());
-        double seconds = r.path("warmupSeconds").asDouble();
+        double seconds = r.path("warmedUpSeconds").asDouble();
         assertTrue(seconds >= 3 && seconds < 3 + 3, "warmed up " + seconds + " s" + run.context());
         assertTrue(r.path("jitQuiet").isBoolean(), run.context());
     }
