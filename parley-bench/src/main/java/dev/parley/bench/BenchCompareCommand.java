@@ -223,9 +223,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
             work.openStreams(hub.host(), hub.port());
             long serverPid = child ? hub.pid() : -1;
             Cpu[] edges = new Cpu[2];
-            LoadResult r = work.measure(child ? settle.warmup(window.warmup, serverPid) : settle.warmup(window.warmup),
-                    window.seconds, drain.seconds, w0 -> edges[0] = Cpu.now(serverPid),
-                    w1 -> edges[1] = Cpu.now(serverPid));
+            LoadResult r = work.measure(settle.warmup(window.warmup, hub), window.seconds, drain.seconds,
+                    w0 -> edges[0] = Cpu.now(serverPid), w1 -> edges[1] = Cpu.now(serverPid));
             return side("parley", r, edges, loadBefore);
         }
     }

@@ -111,8 +111,8 @@ public final class BenchReplayCommand implements Callable<Integer> {
                     INBOX, head, fillSeconds, head / fillSeconds));
             Thread.sleep(500); // let the writer settle
             // the fill compiled the send path; the replays' own code compiles in the first replays
-            Warmup warmup = hub.isChild() ? settle.warmup(0, hub.pid()) : settle.warmup(0);
-            WarmUp warmedUp = warmup.untilJitQuiet() ? warmUp(hub, inboxToken, head, warmup, err) : null;
+            Warmup warmup = settle.warmup(0, hub);
+            WarmupReplays warmedUp = warmup.untilJitQuiet() ? warmUp(hub, inboxToken, head, warmup, err) : null;
 
             long middle = head / 2;
             List<Replay> fromStart = new ArrayList<>();
@@ -165,11 +165,11 @@ public final class BenchReplayCommand implements Callable<Integer> {
     }
 
     /** The unmeasured replays before the rounds: how many, how long, whether the JIT went quiet meanwhile. */
-    record WarmUp(int replays, double seconds, boolean jitQuiet) {
+    record WarmupReplays(int replays, double seconds, boolean jitQuiet) {
     }
 
     /** Replays from cursor 0, one after another, until the JIT is quiet or the warm-up's most, and the last one ends. */
-    private WarmUp warmUp(BenchHub hub, String token, long head, Warmup warmup, PrintWriter err) throws Exception {
+    private WarmupReplays warmUp(BenchHub hub, String token, long head, Warmup warmup, PrintWriter err) throws Exception {
         BenchSupport.progress(err, "warming up: replays from cursor 0 until the JIT is quiet (" + warmup.mostSeconds()
                 + " s at most)");
         long t0 = System.nanoTime();
@@ -194,7 +194,7 @@ public final class BenchReplayCommand implements Callable<Integer> {
         if (failed.get() != null) {
             throw failed.get();
         }
-        return new WarmUp(replays.get(), (System.nanoTime() - t0) / 1e9, quiet);
+        return new WarmupReplays(replays.get(), (System.nanoTime() - t0) / 1e9, quiet);
     }
 
     /** Sends until the inbox holds at least {@code envelopes}; returns the inbox's last seq. */

@@ -1,7 +1,5 @@
 package dev.parley.bench;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -32,16 +30,18 @@ final class JitSettleOptions {
         }
     }
 
-    /**
-     * A warm-up of at least {@code leastSeconds}, on until the JIT of this JVM and of {@code otherJvms}
-     * (a child hub's) is quiet when asked to.
-     */
-    Warmup warmup(int leastSeconds, long... otherJvms) {
-        if (!jitSettle) {
-            return Warmup.fixed(leastSeconds);
-        }
-        List<Long> jvms = new ArrayList<>(List.of(ProcessHandle.current().pid()));
-        Arrays.stream(otherJvms).forEach(jvms::add);
-        return new Warmup(leastSeconds, jvms, Math.max(leastSeconds, maxWarmup));
+    /** A warm-up of at least {@code leastSeconds}, on until the JIT of this JVM is quiet when asked to. */
+    Warmup warmup(int leastSeconds) {
+        return warmup(leastSeconds, List.of(ProcessHandle.current().pid()));
+    }
+
+    /** {@link #warmup(int)} watching {@code hub}'s JVM too when it runs in a process of its own. */
+    Warmup warmup(int leastSeconds, BenchHub hub) {
+        return hub.isChild() ? warmup(leastSeconds, List.of(ProcessHandle.current().pid(), hub.pid()))
+                : warmup(leastSeconds);
+    }
+
+    private Warmup warmup(int leastSeconds, List<Long> jvms) {
+        return jitSettle ? new Warmup(leastSeconds, jvms, Math.max(leastSeconds, maxWarmup)) : Warmup.fixed(leastSeconds);
     }
 }
