@@ -14,7 +14,6 @@ import dev.parley.core.NodeId;
 import dev.parley.core.Notices;
 import dev.parley.core.Notifier;
 import dev.parley.core.ParleyException;
-import dev.parley.core.Webhook;
 import dev.parley.server.metrics.Metrics;
 
 import java.time.Instant;
@@ -45,8 +44,8 @@ import java.util.logging.Logger;
  * and publishing again cross-gateway envelopes their owner did not confirm. New envelopes
  * for webhook nodes are pushed at once; everything else comes from the persisted schedule,
  * which a scanner reads a few times a second, so work left by a crash resumes after the
- * restart. At most {@link #PER_NODE} pushes run per node and {@link #TOTAL} in all: a slow
- * endpoint holds only its own node's permits. A node's pushes taken up at a time, running
+ * restart. At most {@link #PER_NODE} pushes call a node's endpoint at once and {@link #TOTAL}
+ * in all (their outcomes recorded after): a slow endpoint holds only its own node's permits. A node's pushes taken up at a time, running
  * or waiting, each holding its envelope, are bounded: new envelopes' up to
  * {@link #HELD_PER_NODE}, what the scanner finds (a restart's backlog, retries) up to
  * {@link #TAKEN_PER_NODE}, and their envelopes' text and data to {@link #HELD_CHARS_PER_NODE}
@@ -425,18 +424,12 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
 
     private void push(Envelope envelope) {
-        Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
         try {
-            node.acquire();
-            try {
-                total.acquire();
-                try {
-                    attempt(envelope);
-                } finally {
-                    total.release();
-                }
-            } finally {
-                node.release();
+            Optional<Attempt> attempt = callEndpoint(envelope);
+            if (attempt.isPresent()) {
+                record(attempt.get());
+            } else {
+                store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // shutdown: the schedule keeps the push
@@ -451,18 +444,44 @@ public final class Dispatcher implements Notifier, AutoCloseable {
         takeNext(envelope.to());
     }
 
-    private void attempt(Envelope envelope) throws InterruptedException {
-        DeliveryPolicy policy = policies.of(envelope.to());
-        Optional<Webhook> webhook = policy.webhook();
-        if (webhook.isEmpty()) {
-            store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
-            return;
+    /** A push's call to its node's webhook, under the node's delivery policy then. */
+    private record Attempt(Envelope envelope, DeliveryPolicy policy, Courier.Outcome outcome) {
+    }
+
+    /**
+     * Calls {@code envelope}'s node's webhook within the node's and the total's permits, which
+     * bound the requests at endpoints; empty when the node has no webhook (any more). The
+     * outcome is recorded after the permits are released: held through the store's fsync they
+     * kept a busy node's next pushes waiting for other pushes' records (BENCHMARKS.md, "Issue
+     * 15, stop 64"). The envelope stays in flight until recorded, so it is not pushed twice.
+     */
+    private Optional<Attempt> callEndpoint(Envelope envelope) throws InterruptedException {
+        Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
+        node.acquire();
+        try {
+            total.acquire();
+            try {
+                DeliveryPolicy policy = policies.of(envelope.to());
+                if (policy.webhook().isEmpty()) {
+                    return Optional.empty();
+                }
+                Instant started = clock.instant();
+                Courier.Outcome outcome = courier.push(policy.webhook().get(), envelope);
+                metrics.pushLatency(started, clock.instant());
+                return Optional.of(new Attempt(envelope, policy, outcome));
+            } finally {
+                total.release();
+            }
+        } finally {
+            node.release();
         }
-        Instant started = clock.instant();
-        Courier.Outcome outcome = courier.push(webhook.get(), envelope);
-        metrics.pushLatency(started, clock.instant());
+    }
+
+    private void record(Attempt pushed) {
+        Envelope envelope = pushed.envelope();
+        DeliveryPolicy policy = pushed.policy();
         int attempt = envelope.trace().attempt();
-        switch (outcome) {
+        switch (pushed.outcome()) {
             case Courier.Outcome.Delivered d -> {
                 recordDelivered(new DeliveryStore.Pushed(envelope, policy.redeliverAfter()));
                 metrics.pushes.increment();

@@ -170,6 +170,37 @@ class WebhookDeliveryTest {
     }
 
     /**
+     * A node's permits bound the requests at its endpoint, not the recording after them: once
+     * its endpoint has answered eight pushes that then wait for the store (a test connection
+     * holds the database's write lock), its ninth push goes out without waiting for their
+     * records; released, all nine are delivered once each.
+     */
+    @Test
+    void aNodesNinthPushReachesItsEndpointWhileTheFirstEightWaitForTheStore() throws Exception {
+        CountDownLatch open = new CountDownLatch(1);
+        try (HubFixture hub = HubFixture.start(dir, c -> c.withPushTimeout(Duration.ofMinutes(10)));
+             WebhookReceiver gated = new WebhookReceiver(answersOnceOpen(open))) {
+            String[] pair = leadAndWebhookWorker(hub, gated.url(), 5, 50, 100);
+            Set<String> ids = new HashSet<>();
+            for (int i = 0; i <= PUSHES_PER_NODE; i++) {
+                ids.add(hub.sendOk(pair[0], pair[1], "push " + i).text("id"));
+            }
+            await().atMost(PATIENCE).until(() -> gated.hits().size() == PUSHES_PER_NODE);
+            try (var db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("parley.db"));
+                 var lock = db.createStatement()) {
+                lock.execute("PRAGMA busy_timeout = 10000");
+                lock.execute("BEGIN IMMEDIATE"); // the hub's writer now waits (up to its own 10 s busy timeout)
+                open.countDown();
+                await().atMost(Duration.ofSeconds(6)).until(() -> gated.hits().size() == PUSHES_PER_NODE + 1);
+                assertTrue(ids.stream().noneMatch(id -> "delivered".equals(hub.status(pair[0], id).text("state"))),
+                        "no push is recorded while the store is held");
+                lock.execute("ROLLBACK");
+            }
+            assertPushedOnceEach(hub, gated, pair[0], ids);
+        }
+    }
+
+    /**
      * The schedule's scanner reads due pushes a page at a time, oldest first. A hanging endpoint
      * with more pushes waiting than a page holds (all in flight, none finishing) must not keep
      * the scanner from ever reaching a later retry of another node.
