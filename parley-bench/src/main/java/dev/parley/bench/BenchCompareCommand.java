@@ -43,6 +43,9 @@ import picocli.CommandLine.Spec;
                         + "does not (it syncs every 2 minutes); see --jetstream-sync. The nats-server binary is "
                         + "$PARLEY_NATS_SERVER when set, else the first on PATH, else /usr/sbin/nats-server."})
 public final class BenchCompareCommand implements Callable<Integer> {
+    /** The machine's wake-up round trip, measured in this many batches of this many (about half a second). */
+    private static final int WAKE_BATCHES = 5;
+    private static final int WAKE_ROUND_TRIPS = 4_000;
 
     @Spec
     CommandSpec spec;
@@ -189,6 +192,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
             }
         }
         String natsVersion = runJetStream ? NatsServerProcess.version(NatsServerProcess.find().orElseThrow()) : null;
+        double wakeMicros = Machine.wakeRoundTripMicros(WAKE_BATCHES, WAKE_ROUND_TRIPS); // before any load
         List<Round> all = new ArrayList<>(rounds);
         for (int i = 1; i <= rounds; i++) {
             boolean parleyFirst = i % 2 == 1;
@@ -206,7 +210,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 floors.put(kind, runFloor(kind, err));
             }
         }
-        print(out, all, floors, natsVersion);
+        print(out, all, floors, natsVersion, wakeMicros);
         boolean ok = all.stream().allMatch(r -> (r.parley() == null || r.parley().ok())
                 && (r.jetstream() == null || r.jetstream().r.accepted > 0)) && floors.values().stream().allMatch(Side::ok);
         return ok ? 0 : 1;
@@ -299,7 +303,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
     }
 
-    private void print(PrintWriter out, List<Round> all, Map<TransportFloor.Kind, Side> floors, String natsVersion) {
+    private void print(PrintWriter out, List<Round> all, Map<TransportFloor.Kind, Side> floors, String natsVersion,
+                       double wakeMicros) {
         Side parley = all.getFirst().parley();
         Side jetstream = all.getFirst().jetstream();
         out.printf(Locale.ROOT, "parley bench compare: %d senders -> %d inboxes/subjects, %d-byte text, warm-up %s, "
@@ -362,6 +367,9 @@ public final class BenchCompareCommand implements Callable<Integer> {
                 ? "runs with sync_interval: always (fsync before the PubAck)"
                 : "uses nats-server's default (fsync every 2 min, PubAck before fsync)")
                 + (natsVersion == null ? "" : ", nats-server " + natsVersion));
+        out.printf(Locale.ROOT, "  machine: a wake-up round trip between two threads %.1f us (median of %d x %,d, before the"
+                + " first side); a send crosses the hub's threads several times, so its CPU a send follows this%n",
+                wakeMicros, WAKE_BATCHES, WAKE_ROUND_TRIPS);
         for (Side s : sides) {
             if (!s.r.errorKinds.isEmpty()) {
                 out.println("  " + s.name + " errors: " + s.r.errorKinds);
@@ -405,6 +413,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
             o.put("jetstreamConnections", jetstreamConnections != null ? jetstreamConnections : load.senders);
             o.put("natsServer", natsVersion);
             o.put("cores", Runtime.getRuntime().availableProcessors());
+            o.put("wakeRoundTripMicros", BenchSupport.round(wakeMicros));
             out.println(Report.toJson(o));
         }
         out.flush();

@@ -5,12 +5,15 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * What a process holds, read from {@code /proc} (Linux; elsewhere the readers answer
@@ -174,6 +177,52 @@ public final class Machine {
             sharesUntil(later).forEach((part, share) -> micros.put(part, share * each));
             return micros;
         }
+    }
+
+    /**
+     * Microseconds a wake-up round trip between two platform threads takes now: one unparks the
+     * other and parks until it is unparked back; the median of {@code batches} batches of
+     * {@code roundTrips}. A send crosses the hub's threads several times (request, writer,
+     * announcer, stream), so where a wake-up is costly (on a paravirtualized guest, a call to the
+     * hypervisor) the same code costs more CPU a send: printed beside a bench's figures, it tells
+     * a slow day from a slow change.
+     */
+    public static double wakeRoundTripMicros(int batches, int roundTrips) {
+        List<Double> micros = new ArrayList<>(batches);
+        for (int b = 0; b < batches; b++) {
+            micros.add(wakeRoundTrips(roundTrips) / 1_000.0 / roundTrips);
+        }
+        return BenchSupport.median(micros);
+    }
+
+    /** Nanoseconds {@code roundTrips} round trips took. */
+    private static long wakeRoundTrips(int roundTrips) {
+        AtomicInteger turn = new AtomicInteger();
+        Thread caller = Thread.currentThread();
+        Thread echo = Thread.ofPlatform().name("parley-bench-wake-echo").daemon(true).start(() -> {
+            for (int i = 1; i <= roundTrips; i++) {
+                while (turn.get() != 2 * i - 1) {
+                    LockSupport.park();
+                }
+                turn.set(2 * i);
+                LockSupport.unpark(caller);
+            }
+        });
+        long start = System.nanoTime();
+        for (int i = 1; i <= roundTrips; i++) {
+            turn.set(2 * i - 1);
+            LockSupport.unpark(echo);
+            while (turn.get() != 2 * i) {
+                LockSupport.park();
+            }
+        }
+        long took = System.nanoTime() - start;
+        try {
+            echo.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return took;
     }
 
     /** The 1-, 5- and 15-minute load averages as written in /proc/loadavg, or "unknown". */

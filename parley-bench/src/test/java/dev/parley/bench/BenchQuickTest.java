@@ -89,6 +89,9 @@ class BenchQuickTest {
         assertEquals((ratios.get(0) + ratios.get(1)) / 2, run.result().path("ratio").asDouble(), 0.002,
                 "the headline ratio is the median of two rounds: their mean" + run.context());
         assertTrue(run.result().path("parley").isMissingNode(), "no single-run figures beside the rounds" + run.context());
+        double wake = run.result().path("wakeRoundTripMicros").asDouble();
+        assertTrue(wake > 0 && Double.isFinite(wake), "the machine's wake-up round trip measured" + run.context());
+        assertTrue(run.context().contains("machine: a wake-up round trip between two threads "), run.context());
     }
 
     /**
