@@ -45,11 +45,11 @@ import java.util.logging.Logger;
  * for webhook nodes are pushed at once; everything else comes from the persisted schedule,
  * which a scanner reads a few times a second, so work left by a crash resumes after the
  * restart. At most {@link #PER_NODE} pushes call a node's endpoint at once and {@link #TOTAL}
- * in all (their outcomes recorded after): a slow endpoint holds only its own node's permits. A node's pushes taken up at a time, running
- * or waiting, each holding its envelope, are bounded: new envelopes' up to
- * {@link #HELD_PER_NODE}, what the scanner finds (a restart's backlog, retries) up to
- * {@link #TAKEN_PER_NODE}, and their envelopes' text and data to {@link #HELD_CHARS_PER_NODE}
- * per node and {@link #HELD_CHARS} in all. The rest waits in the schedule; once a burst has
+ * in all (their outcomes recorded after): a slow endpoint holds only its own node's permits.
+ * A node's pushes taken up at a time, running or waiting, each holding its envelope, are
+ * bounded: new envelopes' up to {@link #HELD_PER_NODE}, what the scanner finds (a restart's
+ * backlog, retries) up to {@link #TAKEN_PER_NODE}, and their envelopes' text and data to
+ * {@link #HELD_CHARS_PER_NODE} per node and {@link #HELD_CHARS} in all. The rest waits in the schedule; once a burst has
  * filled a node's room, its pushes take the next from there as they finish.
  */
 public final class Dispatcher implements Notifier, AutoCloseable {
