@@ -45,16 +45,25 @@ import java.util.logging.Logger;
  * for webhook nodes are pushed at once; everything else comes from the persisted schedule,
  * which a scanner reads a few times a second, so work left by a crash resumes after the
  * restart. At most {@link #PER_NODE} pushes call a node's endpoint at once and {@link #TOTAL}
- * in all (their outcomes recorded after): a slow endpoint holds only its own node's permits.
- * A node's pushes taken up at a time, running or waiting, each holding its envelope, are
- * bounded: new envelopes' up to {@link #HELD_PER_NODE}, what the scanner finds (a restart's
- * backlog, retries) up to {@link #TAKEN_PER_NODE}, and their envelopes' text and data to
- * {@link #HELD_CHARS_PER_NODE} per node and {@link #HELD_CHARS} in all. The rest waits in the schedule; once a burst has
- * filled a node's room, its pushes take the next from there as they finish.
+ * in all: a slow endpoint holds only its own node's permits. A push's outcome is recorded
+ * after its call gives the permits back, and at most {@link #UNRECORDED_PER_NODE} of a node's
+ * pushes are sent and not yet recorded: what a crash makes the hub push again. A node's pushes
+ * taken up at a time, running or waiting, each holding its envelope, are bounded: new
+ * envelopes' up to {@link #HELD_PER_NODE}, what the scanner finds (a restart's backlog,
+ * retries) up to {@link #TAKEN_PER_NODE}, and their envelopes' text and data to
+ * {@link #HELD_CHARS_PER_NODE} per node and {@link #HELD_CHARS} in all. The rest waits in the
+ * schedule; once a burst has filled a node's room, its pushes take the next from there as
+ * they finish.
  */
 public final class Dispatcher implements Notifier, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Dispatcher.class.getName());
     private static final int PER_NODE = 8;
+    /**
+     * Pushes of one node sent (their call begun) and not yet recorded. The records of pushes
+     * answered while one commits share the next; a store that stalls (a slow disk) stops a
+     * node's pushes here, so a crash then repeats at most this many, not every push taken up.
+     */
+    private static final int UNRECORDED_PER_NODE = 4 * PER_NODE;
     /** Pushes of one node the scanner lets be under way at once, running or waiting for a permit. */
     private static final int TAKEN_PER_NODE = 2 * PER_NODE;
     /**
@@ -104,7 +113,14 @@ public final class Dispatcher implements Notifier, AutoCloseable {
 
     private record Finished(String envelopeId, int attempt, long atNanos) {
     }
-    private final Map<NodeId, Semaphore> perNode = new ConcurrentHashMap<>();
+    private final Map<NodeId, NodePermits> perNode = new ConcurrentHashMap<>();
+
+    /** A node's permits: to call its endpoint, and to be sent and not yet recorded. */
+    private record NodePermits(Semaphore calls, Semaphore unrecorded) {
+        NodePermits() {
+            this(new Semaphore(PER_NODE), new Semaphore(UNRECORDED_PER_NODE));
+        }
+    }
     /**
      * Pushes taken up: running, or waiting for a permit. Past a bound no more are taken for
      * the node: the rest of its due pushes stay in the schedule. A backlog of thousands (after
@@ -424,12 +440,18 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
 
     private void push(Envelope envelope) {
+        NodePermits node = perNode.computeIfAbsent(envelope.to(), id -> new NodePermits());
         try {
-            Optional<Attempt> attempt = callEndpoint(envelope);
-            if (attempt.isPresent()) {
-                record(attempt.get());
-            } else {
-                store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
+            node.unrecorded().acquire();
+            try {
+                Optional<Attempt> attempt = callEndpoint(envelope, node.calls());
+                if (attempt.isPresent()) {
+                    record(attempt.get());
+                } else {
+                    store.forget(envelope.id(), DeliveryStore.Purpose.PUSH);
+                }
+            } finally {
+                node.unrecorded().release();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // shutdown: the schedule keeps the push
@@ -449,15 +471,14 @@ public final class Dispatcher implements Notifier, AutoCloseable {
     }
 
     /**
-     * Calls {@code envelope}'s node's webhook within the node's and the total's permits, which
-     * bound the requests at endpoints; empty when the node has no webhook (any more). The
-     * outcome is recorded after the permits are released: held through the store's fsync they
-     * kept a busy node's next pushes waiting for other pushes' records (BENCHMARKS.md, "Issue
-     * 15, stop 64"). The envelope stays in flight until recorded, so it is not pushed twice.
+     * Calls {@code envelope}'s node's webhook within the node's {@code calls} and the total's
+     * permits, which bound the requests at endpoints; empty when the node has no webhook (any
+     * more). The outcome is recorded after the permits are released: held through the store's
+     * fsync they kept a busy node's next pushes waiting for other pushes' records (BENCHMARKS.md,
+     * "Issue 15, stop 64"). The envelope stays in flight until recorded, so it is not pushed twice.
      */
-    private Optional<Attempt> callEndpoint(Envelope envelope) throws InterruptedException {
-        Semaphore node = perNode.computeIfAbsent(envelope.to(), id -> new Semaphore(PER_NODE));
-        node.acquire();
+    private Optional<Attempt> callEndpoint(Envelope envelope, Semaphore calls) throws InterruptedException {
+        calls.acquire();
         try {
             total.acquire();
             try {
@@ -473,7 +494,7 @@ public final class Dispatcher implements Notifier, AutoCloseable {
                 total.release();
             }
         } finally {
-            node.release();
+            calls.release();
         }
     }
 
