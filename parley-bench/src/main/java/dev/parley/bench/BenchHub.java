@@ -447,9 +447,11 @@ public final class BenchHub implements AutoCloseable {
 
     /** The last {@code max} characters of a child hub's log ("" in process). */
     public String logTail(int max) {
-        if (log == null) {
-            return "";
-        }
+        return log == null ? "" : logTail(log, max);
+    }
+
+    /** The last {@code max} bytes of the hub log in {@code log}, headed for a failure message. */
+    public static String logTail(Path log, int max) {
         try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "r")) {
             long len = f.length();
             long from = Math.max(0, len - max);

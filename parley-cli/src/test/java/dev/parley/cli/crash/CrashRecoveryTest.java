@@ -2,24 +2,18 @@ package dev.parley.cli.crash;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.parley.bench.http.HttpConnection;
-import dev.parley.nats.testing.ServerProcess;
-import java.io.File;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -29,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,8 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Three kill/restart cycles, each with more sends.
  */
 class CrashRecoveryTest {
-    private static final String ADMIN = "pa_crash-recovery-test-0123456789abcdef";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String ADMIN = ChildHub.ADMIN;
+    private static final ObjectMapper JSON = ChildHub.JSON;
     private static final int WORKERS = 8;
     private static final int SENDERS = 32;
     private static final int CYCLES = 3;
@@ -61,9 +54,7 @@ class CrashRecoveryTest {
     @TempDir
     Path tmp;
 
-    private Process hub;
-    private int port;
-    private Path log;
+    private ChildHub hub;
 
     /** What became of one send attempt, keyed by its marker (text prefix and messageId). */
     private sealed interface Outcome {
@@ -86,25 +77,22 @@ class CrashRecoveryTest {
 
     @AfterEach
     void killHub() throws InterruptedException {
-        Process p = hub;
-        if (p != null && p.isAlive()) {
-            p.destroyForcibly();
-            p.waitFor(15, TimeUnit.SECONDS);
+        if (hub != null) {
+            hub.close();
         }
     }
 
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void everyAcceptedSendSurvivesSigkillExactlyOnce() throws Exception {
-        Path data = Files.createDirectories(tmp.resolve("data"));
-        log = tmp.resolve("hub.log");
+        hub = new ChildHub(Files.createDirectories(tmp.resolve("data")), tmp.resolve("hub.log"));
         long t0 = System.nanoTime();
-        startHub(data);
+        hub.start();
 
-        tokens.put("lead", createNode("lead", null));
+        tokens.put("lead", hub.createNode("lead", null));
         for (int i = 0; i < WORKERS; i++) {
             String id = "w" + i;
-            tokens.put(id, createNode(id, "lead"));
+            tokens.put(id, hub.createNode(id, "lead"));
             workers.add(id);
         }
         List<String> senderNodes = new ArrayList<>(tokens.keySet());
@@ -113,23 +101,17 @@ class CrashRecoveryTest {
             int threshold = 400 * cycle;
             CountDownLatch enough = new CountDownLatch(threshold);
             AtomicInteger accepted = new AtomicInteger();
-            ConcurrentLinkedQueue<String> unexpected = new ConcurrentLinkedQueue<>();
-            SendPhase phase = new SendPhase(cycle, senderNodes, enough, accepted, unexpected);
-            phase.start();
+            SendPhase phase = new SendPhase(cycle, senderNodes, enough, accepted);
+            phase.start(SENDERS, "crash-sender");
 
             assertTrue(enough.await(45, TimeUnit.SECONDS),
                     "cycle " + cycle + ": only " + accepted.get() + " of " + threshold
-                            + " sends accepted in 45 s; unexpected answers: " + unexpected + logTail());
-            Process victim = hub;
-            victim.destroyForcibly();
-            assertTrue(victim.waitFor(15, TimeUnit.SECONDS), "the hub did not die after SIGKILL");
-            assertFalse(victim.isAlive());
-            int exit = victim.exitValue();
-            assertNotEquals(0, exit, "a SIGKILLed hub exits non-zero (137 on Linux)");
+                            + " sends accepted in 45 s; unexpected answers: " + phase.unexpected + hub.logTail());
+            int exit = hub.kill();
             phase.stopAndJoin();
-            assertTrue(unexpected.isEmpty(), "cycle " + cycle + ": answers other than 202/429: " + unexpected);
+            assertTrue(phase.unexpected.isEmpty(), "cycle " + cycle + ": answers other than 202/429: " + phase.unexpected);
 
-            startHub(data);
+            hub.start();
             int[] retried = retryUnknown();
             Totals totals = verify();
             System.out.printf("crash cycle %d: exit %d, %d accepted this cycle; in flight at the kill: %d "
@@ -139,103 +121,36 @@ class CrashRecoveryTest {
         }
     }
 
-    // ---- the hub as a child process ----
-
-    private void startHub(Path data) throws IOException {
-        port = ServerProcess.freePort();
-        String java = ProcessHandle.current().info().command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
-                "-cp", System.getProperty("java.class.path"),
-                "dev.parley.cli.Main", "serve", "--data", data.toString(), "--port", Integer.toString(port));
-        pb.environment().put("PARLEY_ADMIN_TOKEN", ADMIN);
-        pb.redirectErrorStream(true);
-        pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        Files.writeString(log, "---- starting hub on port " + port + "\n", StandardCharsets.UTF_8,
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-        long from = ServerProcess.logSize(log);
-        Process p = pb.start();
-        hub = p;
-        // Its own line, not any answer on the port: a port free when chosen may be another server's
-        // by the time this JVM binds it (seen once on a busy machine: a stranger hub answered 401).
-        // A fresh JVM at load 27 on two cores took 37 s to reach its first line of test code.
-        // The bound is for a hang, not a measure.
-        ServerProcess.awaitAnnounced(p, log, from, "listening on http://127.0.0.1:" + port + " ",
-                Duration.ofSeconds(120));
-    }
-
-    private String logTail() {
-        try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "r")) {
-            long len = f.length();
-            long from = Math.max(0, len - 6000);
-            byte[] b = new byte[(int) (len - from)];
-            f.seek(from);
-            f.readFully(b);
-            return "\n--- hub log (tail) ---\n" + new String(b, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "\n(no hub log: " + e + ")";
-        }
-    }
-
-    // ---- setup and sending ----
-
-    private String createNode(String id, String parent) throws IOException {
-        ObjectNode body = JSON.createObjectNode().put("id", id).put("kind", "external");
-        if (parent != null) {
-            body.put("parent", parent);
-        }
-        HttpConnection c = new HttpConnection("127.0.0.1", port, 10_000);
-        try {
-            HttpConnection.Response res = c.call("POST", "/v1/nodes", ADMIN, body.toString());
-            assertEquals(201, res.status(), "POST /v1/nodes " + body + ": " + res.body());
-            String token = JSON.readTree(res.body()).path("token").asText(null);
-            assertNotNull(token, "no token in " + res.body());
-            return token;
-        } finally {
-            c.close();
-        }
-    }
+    // ---- sending ----
 
     private static byte[] sendBody(String to, String marker) {
         return JSON.createObjectNode().put("to", to).put("text", marker + PADDING).put("messageId", marker)
                 .toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** 32 virtual-thread senders that run until stopped. */
-    private final class SendPhase {
+    /** The senders of one cycle, each as one of the nodes, to the workers in turn. */
+    private final class SendPhase extends SendLoops {
         private final int cycle;
         private final List<String> senderNodes;
         private final CountDownLatch enough;
         private final AtomicInteger accepted;
-        private final ConcurrentLinkedQueue<String> unexpected;
-        private final List<Thread> threads = new ArrayList<>();
-        private volatile boolean stop;
+        private final int hubPort = hub.port();
 
-        SendPhase(int cycle, List<String> senderNodes, CountDownLatch enough, AtomicInteger accepted,
-                  ConcurrentLinkedQueue<String> unexpected) {
+        SendPhase(int cycle, List<String> senderNodes, CountDownLatch enough, AtomicInteger accepted) {
             this.cycle = cycle;
             this.senderNodes = senderNodes;
             this.enough = enough;
             this.accepted = accepted;
-            this.unexpected = unexpected;
         }
 
-        void start() {
-            int hubPort = port;
-            for (int i = 0; i < SENDERS; i++) {
-                int s = i;
-                threads.add(Thread.ofVirtual().name("crash-sender-" + i).start(() -> run(s, hubPort)));
-            }
-        }
-
-        private void run(int s, int hubPort) {
+        @Override
+        void run(int s) {
             String from = senderNodes.get(s % senderNodes.size());
             String token = tokens.get(from);
             HttpConnection conn = new HttpConnection("127.0.0.1", hubPort, 10_000);
             int k = 0;
             try {
-                while (!stop) {
+                while (running()) {
                     String to = workers.get((s + k) % WORKERS);
                     if (to.equals(from)) {
                         to = workers.get((s + k + 1) % WORKERS);
@@ -280,23 +195,9 @@ class CrashRecoveryTest {
                 conn.close();
             }
         }
-
-        private void pause() {
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                stop = true;
-            }
-        }
-
-        void stopAndJoin() throws InterruptedException {
-            stop = true;
-            for (Thread t : threads) {
-                assertTrue(t.join(Duration.ofSeconds(20)), t.getName() + " did not stop");
-            }
-        }
     }
+
+    // ---- verification ----
 
     /**
      * Sends every request whose outcome is unknown again, same sender and messageId: a fresh
@@ -305,7 +206,7 @@ class CrashRecoveryTest {
     private int[] retryUnknown() throws IOException {
         int fresh = 0;
         int dup = 0;
-        HttpConnection c = new HttpConnection("127.0.0.1", port, 10_000);
+        HttpConnection c = hub.connect(10_000);
         try {
             for (Map.Entry<String, Outcome> e : ledger.entrySet()) {
                 if (!(e.getValue() instanceof Unknown u)) {
@@ -337,7 +238,6 @@ class CrashRecoveryTest {
         return new int[] {fresh, dup};
     }
 
-    // ---- verification ----
 
     private record Totals(int envelopes) {
     }
@@ -346,10 +246,10 @@ class CrashRecoveryTest {
         Map<String, JsonNode> byId = new HashMap<>();
         Map<String, String> markerToId = new HashMap<>();
         int total = 0;
-        HttpConnection c = new HttpConnection("127.0.0.1", port, 30_000);
+        HttpConnection c = hub.connect(30_000);
         try {
             for (String w : workers) {
-                List<JsonNode> items = readInbox(c, w);
+                List<JsonNode> items = hub.readInbox(c, w);
                 for (int i = 0; i < items.size(); i++) {
                     JsonNode env = items.get(i);
                     long seq = env.path("seq").asLong(-1);
@@ -416,25 +316,5 @@ class CrashRecoveryTest {
             }
         }
         return audited;
-    }
-
-    private List<JsonNode> readInbox(HttpConnection c, String node) throws IOException {
-        List<JsonNode> all = new ArrayList<>();
-        long after = 0;
-        while (true) {
-            HttpConnection.Response res = c.call("GET", "/v1/nodes/" + node + "/inbox?after=" + after + "&limit=1000",
-                    ADMIN, null);
-            assertEquals(200, res.status(), "GET inbox of " + node + ": " + res.body());
-            JsonNode page = JSON.readTree(res.body());
-            JsonNode items = page.path("items");
-            assertTrue(items.isArray(), "inbox page without items: " + res.body());
-            if (items.isEmpty()) {
-                return all;
-            }
-            items.forEach(all::add);
-            long next = page.path("next").asLong(-1);
-            assertTrue(next > after, "inbox of " + node + ": next " + next + " does not advance past " + after);
-            after = next;
-        }
     }
 }
