@@ -1,6 +1,7 @@
 # Sourced by the end-to-end runs that count "N passed, M failed" (a2a-js, console): the jar,
 # their npm packages, and a hub started from the jar on a free loopback port with a fresh data
-# directory, stopped (and the directory removed) when the run exits. Needs $name, $here, $root.
+# directory, stopped (and the directory removed) when the run exits. Needs $name, $here, $root,
+# and scripts/jdk.sh sourced before it.
 jar="${PARLEY_JAR:-$root/parley-cli/target/parley.jar}"
 
 # e2e_fail MESSAGE: says why the run could not check anything, counts one failure, exits 1.
@@ -27,7 +28,7 @@ e2e_start_hub() {
   trap e2e_stop_hub EXIT
   : >"$work/hub.out"
   local unsafe=() # as ./parley serve runs it: no JVM warning about protobuf's sun.misc.Unsafe on JDK 24+
-  if [ "$(parley_java_major "$JAVA_HOME/bin/java")" -ge 24 ]; then
+  if [ "$PARLEY_JAVA_MAJOR" -ge 24 ]; then
     unsafe=(--sun-misc-unsafe-memory-access=allow)
   fi
   PARLEY_ADMIN_TOKEN="$1" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED "${unsafe[@]}" -jar "$jar" \

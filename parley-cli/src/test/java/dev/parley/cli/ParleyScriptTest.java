@@ -108,9 +108,15 @@ class ParleyScriptTest {
 
     /** The script started with {@code args}, on the JDK of this test. */
     private static Process start(Map<String, String> env, List<String> args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(root.resolve("parley").toString()));
+        return start(env, root.resolve("parley").toString(), dir.toFile(), args);
+    }
+
+    /** The script started as {@code script} (a path as a shell would be given it) in {@code cwd}. */
+    private static Process start(Map<String, String> env, String script, File cwd, List<String> args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(script));
         command.addAll(args);
-        ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        ProcessBuilder builder = new ProcessBuilder(command).directory(cwd)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         builder.environment().putAll(env);
         return builder.start();
@@ -236,6 +242,26 @@ class ParleyScriptTest {
             assertEquals(e.shape(), a.shape(), when + ": " + a);
             assertEquals(e.err(), a.err(), when + ": nothing more on stderr (no JVM warning): " + a);
         }
+    }
+
+    /**
+     * Started by a relative path from another directory, the script finds its distribution
+     * beside itself without starting a process for it, and the command still runs in the
+     * caller's directory: {@code --batch} reads a file named relative to it.
+     */
+    @Test
+    void aRelativePathFromElsewhereFindsTheDistributionAndKeepsTheCallersDirectory() throws Exception {
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve("messages.jsonl"), """
+                {"to":"worker","text":"one"}
+                {"to":"worker","text":"two"}
+                """);
+        String script = "../" + root.getFileName() + "/parley";
+        Run run = finish(start(Map.of("PARLEY_AOT", "off"), script, elsewhere.toFile(), List.of(
+                "send", "--batch", "messages.jsonl", "--url", hub.url(), "--token", lead)));
+        assertEquals(0, run.exit(), run::toString);
+        assertEquals(2, run.out().lines().filter(line -> line.startsWith("accepted  id=")).count(), run::toString);
+        assertEquals("", run.err(), run::toString);
     }
 
     @Test
