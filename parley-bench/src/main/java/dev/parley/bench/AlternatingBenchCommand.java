@@ -12,15 +12,18 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.DoublePredicate;
+import java.util.function.ToDoubleFunction;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
  * A bench that measures what a hub feature costs the send path: the {@code bench send} workload
- * runs on fresh in-process hubs of two variants, a base and a candidate, alternating (base,
+ * runs on fresh hubs of two variants (in this JVM, or each in a process of its own with
+ * {@code --hub child}), a base and a candidate, alternating (base,
  * candidate, candidate, base, …, so that neither always runs on a warmer JIT or a quieter
  * machine), and the report gives each run's figures, the mean sends/s and CPU per send of each
  * variant, and the ratio candidate / base against the bench's cost goal. Exits 1 when a send was
@@ -32,6 +35,12 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
 
     @Spec
     CommandSpec spec;
+
+    @ParentCommand
+    BenchCommand bench;
+
+    @Mixin
+    HubPlacementOption placement = new HubPlacementOption();
 
     @Mixin
     SenderOptions load = new SenderOptions(1024, 1, 60_000);
@@ -59,16 +68,16 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
     int rounds;
 
     @Option(names = "--jfr", paramLabel = "PREFIX", descriptionKey = "jfr",
-            description = "Record each run's load (hub and client, this JVM) with JDK Flight Recorder into "
-                    + "PREFIX-<n>-<variant>.jfr (profile settings).")
+            description = "Record this JVM's load in each run (the client, and an in-process hub) with JDK Flight "
+                    + "Recorder into PREFIX-<n>-<variant>.jfr (profile settings).")
     String jfr;
 
     /** One side of the comparison: how its hub starts, what is set up before the window, what is read at it. */
     interface Variant {
         String name();
 
-        /** A fresh hub of this variant. */
-        BenchHub startHub() throws IOException;
+        /** A fresh hub of this variant, started by {@code launcher} where {@code --hub} says. */
+        BenchHub startHub(HubPlacementOption.HubLauncher launcher) throws IOException;
 
         /** After the nodes exist and before the streams open: setup and checks, with what they found in facts. */
         default void prepare(BenchHub hub, ParleyWorkload work, Map<String, Object> facts) throws Exception {
@@ -107,12 +116,17 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         }
     }
 
-    /** One run's figures. */
-    record Run(String variant, LoadResult result, Map<String, Object> facts) {
-        /** CPU of this process (hub and bench client) per send accepted in the window, in microseconds. */
+    /** One run's figures; {@code hubCpuSeconds} is a child hub's CPU in the window (NaN in process). */
+    record Run(String variant, LoadResult result, Map<String, Object> facts, double hubCpuSeconds) {
+        /** CPU of this process (an in-process hub's too) per send accepted in the window, in microseconds. */
         double cpuPerSend() {
             return result.cpuPercent / 100.0 * Runtime.getRuntime().availableProcessors() * result.windowSeconds * 1e6
                     / result.accepted;
+        }
+
+        /** A child hub's CPU per send accepted in the window, in microseconds; NaN in process. */
+        double hubCpuPerSend() {
+            return hubCpuSeconds * 1e6 / result.accepted;
         }
     }
 
@@ -144,9 +158,15 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         LoadResult lr = run.result();
         report.row(String.format(Locale.ROOT, "run %d %s", n, run.variant()),
                 "%,.0f sends/s, e2e p50 / p99 %.2f / %.2f ms, 202 p99 %.2f ms, errors %d, lost %d, "
-                        + "CPU %.0f%% (machine %.0f%%), warm-up %s",
+                        + "CPU %.0f%% (machine %.0f%%)%s, warm-up %s",
                 lr.perSecond(), lr.p50Ms(), lr.p99Ms(), BenchSupport.pct(lr.ack, 99), lr.errors, lr.lost,
-                lr.cpuPercent, lr.machinePercent, lr.warmupTaken());
+                lr.cpuPercent, lr.machinePercent, Double.isNaN(run.hubCpuSeconds()) ? ""
+                        : String.format(Locale.ROOT, ", hub %.1f us a send", run.hubCpuPerSend()), lr.warmupTaken());
+    }
+
+    /** Whose CPU {@link Run#cpuPerSend()} is: this JVM's, which holds the hub too when it runs in process. */
+    String ownCpu() {
+        return placement.child() ? "bench client" : "hub + bench";
     }
 
     /** Fields of a run's JSON object besides the shared ones. */
@@ -174,6 +194,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         if (rounds < 1) {
             throw new ParameterException(spec.commandLine(), "--rounds must be at least 1");
         }
+        HubPlacementOption.HubLauncher launcher = placement.launcher(bench);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         double load0 = BenchSupport.loadAverage();
@@ -187,7 +208,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
                 boolean candidateFirst = r % 2 == 1;
                 for (int i = 0; i < 2; i++) {
                     Variant variant = candidateFirst == (i == 0) ? candidate : base;
-                    runs.add(run(variant, err, jfr == null ? null
+                    runs.add(run(variant, launcher, err, jfr == null ? null
                             : Path.of(jfr + "-" + (runs.size() + 1) + "-" + variant.name() + ".jfr")));
                     Run last = runs.getLast();
                     BenchSupport.progress(err, String.format(Locale.ROOT, "round %d %s: %,.0f sends/s, p99 %.2f ms",
@@ -199,27 +220,34 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
 
         String a = base.name();
         String b = candidate.name();
-        double baseRate = meanRate(runs, a);
-        double candidateRate = meanRate(runs, b);
+        double baseRate = mean(runs, a, r -> r.result().perSecond());
+        double candidateRate = mean(runs, b, r -> r.result().perSecond());
         double ratio = candidateRate / baseRate;
         Report report = new Report(String.format(Locale.ROOT,
                 "parley bench %s: %d senders -> %d inboxes, %s, warm-up %s, window %d s, %d rounds (%s and %s "
-                        + "alternating)", spec.name(), load.senders, targets.inboxes,
-                payload(), settle.warmup(window.warmup).describe(), window.seconds, rounds, a, b));
+                        + "alternating), hubs %s", spec.name(), load.senders, targets.inboxes,
+                payload(), settle.warmup(window.warmup).describe(), window.seconds, rounds, a, b,
+                placement.child() ? "in child processes" : "in this JVM"));
         for (int i = 0; i < runs.size(); i++) {
             runRows(report, i + 1, runs.get(i));
         }
         report.row("mean sends/s " + a + " / " + b, "%,.0f / %,.0f", baseRate, candidateRate);
-        double baseCpu = meanCpuPerSend(runs, a);
-        double candidateCpu = meanCpuPerSend(runs, b);
-        report.row("mean CPU per send " + a + " / " + b, "%.0f / %.0f us (hub + bench, %+.0f%%)", baseCpu,
-                candidateCpu, 100 * (candidateCpu / baseCpu - 1));
+        double baseCpu = mean(runs, a, Run::cpuPerSend);
+        double candidateCpu = mean(runs, b, Run::cpuPerSend);
+        report.row("mean CPU per send " + a + " / " + b, "%.0f / %.0f us (%s, %+.0f%%)", baseCpu,
+                candidateCpu, ownCpu(), 100 * (candidateCpu / baseCpu - 1));
+        double baseHubCpu = mean(runs, a, Run::hubCpuPerSend);
+        double candidateHubCpu = mean(runs, b, Run::hubCpuPerSend);
+        if (placement.child()) {
+            report.row("mean hub CPU per send " + a + " / " + b, "%.1f / %.1f us (%+.0f%%)", baseHubCpu,
+                    candidateHubCpu, 100 * (candidateHubCpu / baseHubCpu - 1));
+        }
         Goal goal = goal();
         report.row("ratio " + b + " / " + a, String.format(Locale.ROOT, "%.3f (cost %.1f%%; ", ratio, 100 * (1 - ratio))
                 + goal.text() + ")");
         report.put("senders", load.senders).put("inboxes", targets.inboxes).put("size", load.size);
         kind().ifPresent(k -> report.put("kind", k));
-        report.put("warmupSeconds", window.warmup).put("jitSettle", settle.jitSettle).put("windowSeconds", window.seconds)
+        report.put("hub", placement.where).put("warmupSeconds", window.warmup).put("jitSettle", settle.jitSettle).put("windowSeconds", window.seconds)
                 .put("rounds", rounds);
         List<Map<String, Object>> each = new ArrayList<>();
         for (Run run : runs) {
@@ -231,12 +259,18 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             o.put("machineCpuPercent", BenchSupport.round(run.result().machinePercent));
             o.put("meanCommitMs", run.facts().get("meanCommitMs"));
             o.put("cpuMicrosPerSend", BenchSupport.round(run.cpuPerSend()));
+            if (placement.child()) {
+                o.put("hubCpuMicrosPerSend", BenchSupport.round(run.hubCpuPerSend()));
+            }
             runJson(run, o);
             each.add(o);
         }
         report.put("runs", each);
         report.put(a + "PerSec", baseRate).put(b + "PerSec", candidateRate).put("ratio", ratio);
         report.put(a + "CpuMicrosPerSend", baseCpu).put(b + "CpuMicrosPerSend", candidateCpu);
+        if (placement.child()) {
+            report.put(a + "HubCpuMicrosPerSend", baseHubCpu).put(b + "HubCpuMicrosPerSend", candidateHubCpu);
+        }
         describe(report, runs);
         report.row("load average before / after", "%.2f / %.2f", load0, load1);
         report.put("loadBefore", load0).put("loadAfter", load1).put("cores", Runtime.getRuntime().availableProcessors());
@@ -252,8 +286,9 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         return lost == 0 && errors == 0 && accepted && proven ? 0 : 1;
     }
 
-    private Run run(Variant variant, PrintWriter err, Path jfrFile) throws Exception {
-        try (BenchHub hub = variant.startHub();
+    private Run run(Variant variant, HubPlacementOption.HubLauncher launcher, PrintWriter err, Path jfrFile)
+            throws Exception {
+        try (BenchHub hub = variant.startHub(launcher);
              ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err)) {
             BenchSupport.progress(err, variant.name() + ": hub at " + hub.url());
             shape(work);
@@ -263,12 +298,15 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             work.openStreams(hub.host(), hub.port());
             List<Map<String, Double>> edges = new ArrayList<>(List.of(Map.of(), Map.of()));
             Machine.CpuSample[] cpu = new Machine.CpuSample[2];
+            long[] hubTicks = {-1, -1};
             LoadResult result;
             try (BenchJfr recording = BenchJfr.start(jfrFile, err)) {
                 result = work.measure(settle.warmup(window.warmup), window.seconds, drain.seconds, w0 -> {
                     edges.set(0, sample(hub, variant));
                     cpu[0] = Machine.CpuSample.now();
+                    hubTicks[0] = hub.isChild() ? BenchSupport.cpuTicks(hub.pid()) : -1;
                 }, w1 -> {
+                    hubTicks[1] = hub.isChild() ? BenchSupport.cpuTicks(hub.pid()) : -1;
                     cpu[1] = Machine.CpuSample.now();
                     edges.set(1, sample(hub, variant));
                 });
@@ -281,7 +319,9 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             facts.put("meanCommitMs", BenchSupport.round(1000.0
                     * BenchSupport.delta(measured.before(), measured.after(), "parley_commit_latency_seconds_sum")
                     / BenchSupport.delta(measured.before(), measured.after(), "parley_commit_latency_seconds_count")));
-            return new Run(variant.name(), result, facts);
+            // /proc's clock ticks, 100 a second
+            double hubCpuSeconds = hubTicks[0] < 0 || hubTicks[1] < 0 ? Double.NaN : (hubTicks[1] - hubTicks[0]) / 100.0;
+            return new Run(variant.name(), result, facts, hubCpuSeconds);
         }
     }
 
@@ -291,13 +331,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
         return values;
     }
 
-    private static double meanCpuPerSend(List<Run> runs, String variant) {
-        return runs.stream().filter(r -> r.variant().equals(variant)).mapToDouble(Run::cpuPerSend).average()
-                .orElse(Double.NaN);
-    }
-
-    private static double meanRate(List<Run> runs, String variant) {
-        return runs.stream().filter(r -> r.variant().equals(variant)).mapToDouble(r -> r.result().perSecond())
-                .average().orElse(Double.NaN);
+    private static double mean(List<Run> runs, String variant, ToDoubleFunction<Run> figure) {
+        return runs.stream().filter(r -> r.variant().equals(variant)).mapToDouble(figure).average().orElse(Double.NaN);
     }
 }

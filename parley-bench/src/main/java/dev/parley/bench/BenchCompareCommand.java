@@ -74,10 +74,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
     @ParentCommand
     BenchCommand bench;
 
-    @Option(names = "--hub", defaultValue = "in-process",
-            description = "Where Parley's hub runs: in-process (this JVM, like `bench send`) or child "
-                    + "(`parley serve` as a child process, like nats-server) (default: ${DEFAULT-VALUE}).")
-    String hubMode;
+    @Mixin
+    HubPlacementOption placement = new HubPlacementOption();
 
     @Option(names = "--jetstream-sync", defaultValue = "default",
             description = "default: nats-server's own fsync policy (sync_interval 2 min); always: a config file with "
@@ -218,8 +216,8 @@ public final class BenchCompareCommand implements Callable<Integer> {
 
     private Side runParley(PrintWriter err) throws Exception {
         double loadBefore = BenchSupport.loadAverage();
-        boolean child = hubMode.equals("child");
-        try (BenchHub hub = child ? BenchHub.child(bench.serve(spec), List.of(), List.of(), 0) : BenchHub.inProcess();
+        boolean child = placement.child();
+        try (BenchHub hub = placement.launcher(bench).start();
              ParleyWorkload work = new ParleyWorkload(load.senders, targets.inboxes, load.size, err).batch(batch)) {
             BenchSupport.progress(err, "parley: hub " + (child ? "pid " + hub.pid() + " " : "in this JVM ") + "at "
                     + hub.url());
@@ -275,9 +273,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         targets.validate();
         window.validate();
         settle.validate();
-        if (!hubMode.equals("in-process") && !hubMode.equals("child")) {
-            throw new ParameterException(spec.commandLine(), "--hub must be in-process or child");
-        }
+        placement.child(); // checks --hub
         if (!jetstreamSync.equals("default") && !jetstreamSync.equals("always")) {
             throw new ParameterException(spec.commandLine(), "--jetstream-sync must be default or always");
         }
@@ -360,7 +356,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
         }
         out.println("  latency: send start -> arrival at the reader (SSE stream / ordered consumer); ack: 202 / PubAck");
         out.println("  cpu: % of all cores in the window; server: the nats-server (or child hub) process; client: this JVM"
-                + (hubMode.equals("in-process") && parley != null ? " (hub included on the parley side)" : "")
+                + (!placement.child() && parley != null ? " (hub included on the parley side)" : "")
                 + "; srv us, cli us: their CPU in microseconds a message acknowledged in the window");
         out.println("  durability at ack: parley fsyncs every accepted message before its 202 (SQLite WAL, synchronous=FULL);");
         out.println("    jetstream " + (jetstreamSync.equals("always")
@@ -408,7 +404,7 @@ public final class BenchCompareCommand implements Callable<Integer> {
             }
             o.put("seconds", window.seconds);
             o.put("batch", batch);
-            o.put("hub", hubMode);
+            o.put("hub", placement.where);
             o.put("jetstreamSync", jetstreamSync);
             o.put("jetstreamConnections", jetstreamConnections != null ? jetstreamConnections : load.senders);
             o.put("natsServer", natsVersion);

@@ -125,7 +125,7 @@ public final class BenchCrashCommand implements Callable<Integer> {
         List<Double> restartSeconds = new ArrayList<>();
         List<WalSampler.Sample> walAtKills = new ArrayList<>();
         List<WalSampler.Sample> walSamples = List.of();
-        try (BenchHub hub = BenchHub.child(bench.serve(spec), List.of(), List.of(), 0);
+        try (BenchHub hub = BenchHub.child(bench.serve(spec), List.of(), Map.of(), List.of(), 0);
              ParleyWorkload nodes = new ParleyWorkload(load.senders, targets.inboxes, load.size, err);
              WalSampler wal = walEvery > 0 ? new WalSampler(hub.dir().resolve("data"), walEvery, err) : null) {
             host = hub.host();

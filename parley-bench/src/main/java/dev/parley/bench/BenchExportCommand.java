@@ -11,7 +11,8 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code parley bench export}: what exporting spans over OTLP/HTTP costs the send path. The
- * {@code bench send} workload runs on fresh in-process hubs, alternating (off, on, on, off, …):
+ * {@code bench send} workload runs on fresh hubs (in this JVM, or each in a process of its own with
+ * {@code --hub child}), alternating (off, on, on, off, …):
  * <ul>
  *   <li>off: no export endpoint (the hub has no exporter; checked: it renders no export metrics);</li>
  *   <li>on: the hub exports to an {@link OtlpSink} in this JVM — a send and a commit span per
@@ -28,7 +29,7 @@ import picocli.CommandLine.Command;
 @Command(name = "export", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchExportCommand",
         description = {"Measure the cost of exporting spans over OTLP/HTTP on durable sends.",
                 "",
-                "Runs the bench send workload on fresh in-process hubs, alternately without export and exporting "
+                "Runs the bench send workload on fresh hubs, alternately without export and exporting "
                         + "to an OTLP/HTTP receiver in this process, and prints sends/s, latency, CPU per send, the "
                         + "spans exported and the ratio on/off. Exits 1 when a send was refused or lost, or when a "
                         + "run with export on exported nothing."})
@@ -64,8 +65,8 @@ public final class BenchExportCommand extends AlternatingBenchCommand {
             }
 
             @Override
-            public BenchHub startHub() throws IOException {
-                return BenchHub.inProcess();
+            public BenchHub startHub(HubPlacementOption.HubLauncher launcher) throws IOException {
+                return launcher.start();
             }
 
             @Override
@@ -82,10 +83,10 @@ public final class BenchExportCommand extends AlternatingBenchCommand {
             }
 
             @Override
-            public BenchHub startHub() throws IOException {
-                return BenchHub.inProcess(c -> c.withExport(OtlpSettings.fromEnvironment(
-                        Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", sink.base(), "OTEL_TRACES_SAMPLER", "traceidratio",
-                                "OTEL_TRACES_SAMPLER_ARG", Double.toString(sampleRatio)))));
+            public BenchHub startHub(HubPlacementOption.HubLauncher launcher) throws IOException {
+                Map<String, String> otel = Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", sink.base(),
+                        "OTEL_TRACES_SAMPLER", "traceidratio", "OTEL_TRACES_SAMPLER_ARG", Double.toString(sampleRatio));
+                return launcher.start(c -> c.withExport(OtlpSettings.fromEnvironment(otel)), List.of(), otel);
             }
 
             @Override
@@ -155,7 +156,7 @@ public final class BenchExportCommand extends AlternatingBenchCommand {
     @Override
     void runRows(Report report, int n, Run run) {
         super.runRows(report, n, run);
-        String cpu = String.format(Locale.ROOT, "%.0f us (hub + bench)", run.cpuPerSend());
+        String cpu = String.format(Locale.ROOT, "%.0f us (%s)", run.cpuPerSend(), ownCpu());
         if (!run.facts().containsKey("spansExported")) {
             report.row(String.format(Locale.ROOT, "run %d %s: CPU per send", n, run.variant()), cpu);
             return;

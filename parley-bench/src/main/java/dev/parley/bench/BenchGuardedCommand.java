@@ -15,8 +15,9 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code parley bench guarded}: what policy rules, a payload schema and per-node rate limits
- * cost the send path. The {@code bench send} workload runs on two kinds of fresh in-process
- * hub, alternating (plain, guarded, guarded, plain, …):
+ * cost the send path. The {@code bench send} workload runs on two kinds of fresh hub (in this
+ * JVM, or each in a process of its own with {@code --hub child}), alternating (plain, guarded,
+ * guarded, plain, …):
  * <ul>
  *   <li>plain: no policy file, no schema, every node on the hub's default token bucket
  *       (raised so that it never throttles; the limiter itself cannot be switched off and
@@ -33,7 +34,7 @@ import picocli.CommandLine.Command;
 @Command(name = "guarded", mixinStandardHelpOptions = true, resourceBundle = "dev.parley.bench.BenchGuardedCommand",
         description = {"Measure the cost of policy rules, a payload schema and rate limits on durable sends.",
                 "",
-                "Runs the bench send workload on fresh in-process hubs, alternately plain and guarded (a 20-rule "
+                "Runs the bench send workload on fresh hubs, alternately plain and guarded (a 20-rule "
                         + "CEL policy, a JSON Schema on the kind sent, a rate limit on every node), and prints "
                         + "sends/s, latency and the ratio guarded/plain. Exits 1 when a send was refused or lost."})
 public final class BenchGuardedCommand extends AlternatingBenchCommand {
@@ -91,8 +92,8 @@ public final class BenchGuardedCommand extends AlternatingBenchCommand {
                 }
 
                 @Override
-                public BenchHub startHub() throws IOException {
-                    return BenchHub.inProcess();
+                public BenchHub startHub(HubPlacementOption.HubLauncher launcher) throws IOException {
+                    return launcher.start();
                 }
             };
             Variant guarded = new Variant() {
@@ -102,8 +103,9 @@ public final class BenchGuardedCommand extends AlternatingBenchCommand {
                 }
 
                 @Override
-                public BenchHub startHub() throws IOException {
-                    return BenchHub.inProcess(c -> c.withPolicy(Optional.of(policy)));
+                public BenchHub startHub(HubPlacementOption.HubLauncher launcher) throws IOException {
+                    return launcher.start(c -> c.withPolicy(Optional.of(policy)), List.of("--policy", policy.toString()),
+                            Map.of());
                 }
 
                 @Override

@@ -45,6 +45,7 @@ public final class BenchHub implements AutoCloseable {
     private final Path dir;
     private final Hub hub;            // in-process, or null
     private final List<String> command; // child: the command line, or null
+    private final Map<String, String> env; // child: added to its environment
     private final Path log;           // child: its stdout and stderr
     private Process process;          // child, or null
     private final String host;
@@ -52,11 +53,12 @@ public final class BenchHub implements AutoCloseable {
     private final String adminToken;
     private final HttpConnection admin;
 
-    private BenchHub(Path dir, Hub hub, List<String> command, Path log, Process process, String host, int port,
-                     String adminToken) {
+    private BenchHub(Path dir, Hub hub, List<String> command, Map<String, String> env, Path log, Process process,
+                     String host, int port, String adminToken) {
         this.dir = dir;
         this.hub = hub;
         this.command = command;
+        this.env = env;
         this.log = log;
         this.process = process;
         this.host = host;
@@ -76,7 +78,7 @@ public final class BenchHub implements AutoCloseable {
             HubConfig config = customize.apply(HubConfig.defaults(dir).withPort(0)
                     .withNodeRate(1_000_000, 10_000_000).withTransport(benchTransport()));
             Hub hub = Hub.start(config);
-            return new BenchHub(dir, hub, null, null, null, "127.0.0.1", hub.port(), hub.adminToken());
+            return new BenchHub(dir, hub, null, Map.of(), null, null, "127.0.0.1", hub.port(), hub.adminToken());
         } catch (RuntimeException e) {
             BenchSupport.deleteTree(dir);
             throw e;
@@ -98,12 +100,12 @@ public final class BenchHub implements AutoCloseable {
      * directory and a free port, waits until {@code /healthz} answers, and returns.
      * {@code serveArgs} are added to {@code serve} (e.g. {@code --policy F});
      * {@code --rate 1000000 --burst 10000000} is passed unless {@code serveArgs} sets a rate.
-     * {@code jvmArgs} go to the child JVM. When {@code openFiles} &gt; 0 the child runs under
+     * {@code env} is added to its environment, {@code jvmArgs} go to the child JVM. When {@code openFiles} &gt; 0 the child runs under
      * {@code bash -c 'ulimit -n <openFiles>; exec java …'} (the limit actually in force is
      * {@link #openFilesLimit()}).
      */
-    public static BenchHub child(ParleyServe serve, List<String> serveArgs, List<String> jvmArgs, int openFiles)
-            throws IOException {
+    public static BenchHub child(ParleyServe serve, List<String> serveArgs, Map<String, String> env,
+                                 List<String> jvmArgs, int openFiles) throws IOException {
         Path dir = Files.createTempDirectory("parley-bench-");
         try {
             Path data = Files.createDirectories(dir.resolve("data"));
@@ -126,7 +128,8 @@ public final class BenchHub implements AutoCloseable {
                         "parley-hub"));
             }
             cmd.addAll(serve.commandLine(jvmArgs, args));
-            BenchHub bench = new BenchHub(dir, null, List.copyOf(cmd), log, null, "127.0.0.1", port, token);
+            BenchHub bench = new BenchHub(dir, null, List.copyOf(cmd), Map.copyOf(env), log, null, "127.0.0.1", port,
+                    token);
             bench.spawn();
             return bench;
         } catch (IOException | RuntimeException e) {
@@ -143,6 +146,9 @@ public final class BenchHub implements AutoCloseable {
 
     private void spawn() throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command);
+        // a bench's hub exports spans only where the bench says so, not where the shell running it does
+        pb.environment().keySet().removeIf(name -> name.startsWith("OTEL_"));
+        pb.environment().putAll(env);
         pb.environment().put("PARLEY_ADMIN_TOKEN", adminToken);
         pb.redirectErrorStream(true);
         pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));

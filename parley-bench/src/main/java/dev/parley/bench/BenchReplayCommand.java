@@ -93,7 +93,7 @@ public final class BenchReplayCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         double load0 = BenchSupport.loadAverage();
-        try (BenchHub hub = childHub ? BenchHub.child(bench.serve(spec), List.of(), List.of(), 0) : BenchHub.inProcess()) {
+        try (BenchHub hub = childHub ? BenchHub.child(bench.serve(spec), List.of(), Map.of(), List.of(), 0) : BenchHub.inProcess()) {
             BenchSupport.progress(err, "hub at " + hub.url() + (hub.isChild() ? " (child process " + hub.pid() + ")" : " (in process)"));
             hub.createNode(LEAD, null);
             String inboxToken = hub.createNode(INBOX, LEAD);

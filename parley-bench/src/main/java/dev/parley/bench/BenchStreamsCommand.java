@@ -125,7 +125,7 @@ public final class BenchStreamsCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         double load0 = BenchSupport.loadAverage();
         try (BenchHub hub = inProcess ? BenchHub.inProcess()
-                : BenchHub.child(bench.serve(spec), List.of(), hubJavaOpts, openFiles)) {
+                : BenchHub.child(bench.serve(spec), List.of(), Map.of(), hubJavaOpts, openFiles)) {
             long pid = hub.pid();
             BenchSupport.progress(err, "hub at " + hub.url() + (hub.isChild() ? " (child process " + pid + ")" : " (in process)")
                     + ", open-files limit " + hub.openFilesLimit().orElse(-1));

@@ -9,11 +9,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The bench scenarios whose hub is {@code parley serve} in a child process, run through the
- * parley command as {@link Main} runs them: {@code bench crash} (SIGKILLs under load) and
- * {@code bench streams} in their quick modes. They assert correctness only (nothing lost or
+ * parley command as {@link Main} runs them: {@code bench crash} (SIGKILLs under load),
+ * {@code bench streams}, and {@code compare}, {@code guarded} and {@code export} with
+ * {@code --hub child}, in their quick modes. They assert correctness only (nothing lost or
  * read twice; every stream opened and saw the broadcast), never timing.
  */
 class BenchChildHubTest {
@@ -83,6 +86,36 @@ class BenchChildHubTest {
         assertTrue(parley.path("jitQuiet").isBoolean(), run::describe);
         double warmedUp = parley.path("warmedUpSeconds").asDouble();
         assertTrue(warmedUp >= 1 && warmedUp < 3 + 1, () -> "warmed up " + warmedUp + " s\n" + run.describe());
+        assertEquals(0, run.exit, run::describe);
+    }
+
+    /**
+     * With {@code --hub child} the alternating benches run each variant's hub as a {@code parley serve}
+     * of its own, told the variant's setup by its arguments (guarded: {@code --policy}, whose 20 rules
+     * the hub must then report) or its environment (export: the OTLP variables, and the run with export
+     * on must then have exported), and say each hub's CPU a send.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"guarded", "export"})
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void alternatingBenchesRunEachHubInAProcessOfItsOwn(String bench) throws Exception {
+        CliRun run = CliRun.parley("bench", bench, "--hub", "child", "--quick", "--json");
+        JsonNode r = result(run);
+        assertEquals("child", r.path("hub").asText(), run::describe);
+        assertEquals(2, r.path("runs").size(), run::describe);
+        for (JsonNode each : r.path("runs")) {
+            assertTrue(each.path("accepted").asLong() > 0, () -> "no send was accepted\n" + run.describe());
+            assertEquals(0, each.path("lost").asLong(), run::describe);
+            assertEquals(0, each.path("errors").asLong(), run::describe);
+            assertTrue(each.path("hubCpuMicrosPerSend").asDouble() > 0,
+                    () -> "the child hub's CPU over the sends accepted in the window\n" + run.describe());
+        }
+        if (bench.equals("guarded")) {
+            assertEquals(20, r.path("guardedHub").path("rules").asInt(), run::describe);
+        } else {
+            assertTrue(r.path("runs").get(1).path("spansExportedByEnd").asLong() > 0,
+                    () -> "the child hub with export on exported nothing\n" + run.describe());
+        }
         assertEquals(0, run.exit, run::describe);
     }
 

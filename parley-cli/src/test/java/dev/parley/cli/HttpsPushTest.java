@@ -22,6 +22,7 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -74,7 +75,7 @@ class HttpsPushTest {
                 "-keystore", trust.toString(), "-storetype", "PKCS12", "-storepass", PASSWORD);
         trusted = endpoint(trustedStore);
         stranger = endpoint(strangerStore);
-        hub = BenchHub.child(ParleyServe.of(Main.class), List.of(), List.of("-Djavax.net.ssl.trustStore=" + trust,
+        hub = BenchHub.child(ParleyServe.of(Main.class), List.of(), Map.of(), List.of("-Djavax.net.ssl.trustStore=" + trust,
                 "-Djavax.net.ssl.trustStorePassword=" + PASSWORD, "-Djavax.net.ssl.trustStoreType=PKCS12"), 0);
         leadToken = hub.createNode("lead", null);
     }
