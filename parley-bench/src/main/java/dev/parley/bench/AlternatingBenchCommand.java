@@ -301,7 +301,7 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
             long[] hubTicks = {-1, -1};
             LoadResult result;
             try (BenchJfr recording = BenchJfr.start(jfrFile, err)) {
-                result = work.measure(settle.warmup(window.warmup), window.seconds, drain.seconds, w0 -> {
+                result = work.measure(settle.warmup(window.warmup, hub), window.seconds, drain.seconds, w0 -> {
                     edges.set(0, sample(hub, variant));
                     cpu[0] = Machine.CpuSample.now();
                     hubTicks[0] = hub.isChild() ? BenchSupport.cpuTicks(hub.pid()) : -1;

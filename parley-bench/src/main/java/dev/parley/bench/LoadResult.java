@@ -17,6 +17,7 @@ final class LoadResult {
     double windowSeconds;
     double warmupSeconds;
     Boolean jitQuiet;     // whether the warm-up saw the JIT go quiet; null when it did not wait for it
+    int jitWatched;       // the JVMs whose JIT the warm-up watched (this one, a child hub's)
     long acceptedTotal;   // acknowledgements over the whole run (warm-up and tail included)
     long seen;            // of those, seen by a reader
     long deliveredInWindow; // acknowledged sends whose arrival at the reader fell inside the window
@@ -70,6 +71,7 @@ final class LoadResult {
         o.put("warmedUpSeconds", BenchSupport.round(warmupSeconds));
         if (jitQuiet != null) {
             o.put("jitQuiet", jitQuiet);
+            o.put("jitWatchedJvms", jitWatched);
         }
         o.put("errors", errors);
         o.put("lost", lost);
@@ -134,6 +136,7 @@ final class LoadResult {
         LoadResult r = compute(logs, readers, w0, w1);
         r.warmupSeconds = (w0 - started) / 1e9;
         r.jitQuiet = jitQuiet;
+        r.jitWatched = warmup.jitOf().size();
         return r;
     }
 

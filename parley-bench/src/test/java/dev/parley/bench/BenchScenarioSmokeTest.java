@@ -152,6 +152,7 @@ class BenchScenarioSmokeTest {
         assertEquals(2, runs.size(), run.context());
         for (JsonNode each : runs) {
             assertFalse(each.get("jitQuiet").asBoolean(true), run.context());
+            assertEquals(1, each.get("jitWatchedJvms").asInt(), "the hub runs in the bench's JVM" + run.context());
             double warmedUp = each.get("warmedUpSeconds").asDouble();
             assertTrue(warmedUp >= 2 && warmedUp < 2 + 2, "warmed up " + warmedUp + " s" + run.context());
             assertEquals(0, each.get("lost").asLong(), run.context());

@@ -78,6 +78,7 @@ class BenchChildHubTest {
         CliRun run = CliRun.parley("bench", "compare", "--hub", "child", "--only", "parley", "--quick", "--json",
                 "--jit-settle", "--max-warmup", "3");
         JsonNode parley = result(run).path("parley");
+        assertEquals(2, parley.path("jitWatchedJvms").asInt(), () -> "the bench's JVM and the hub's\n" + run.describe());
         assertTrue(parley.path("perSec").asDouble() > 0, () -> "no acknowledged send in the window\n" + run.describe());
         assertEquals(0, parley.path("lost").asLong(), () -> "accepted but never streamed\n" + run.describe());
         // a number (the hub's process was read), not null as for a hub in the bench's own JVM
@@ -93,13 +94,15 @@ class BenchChildHubTest {
      * With {@code --hub child} the alternating benches run each variant's hub as a {@code parley serve}
      * of its own, told the variant's setup by its arguments (guarded: {@code --policy}, whose 20 rules
      * the hub must then report) or its environment (export: the OTLP variables, and the run with export
-     * on must then have exported), and say each hub's CPU a send.
+     * on must then have exported), and say each hub's CPU a send. Each warm-up watches the JIT of
+     * the hub's JVM as well as the bench's.
      */
     @ParameterizedTest
     @ValueSource(strings = {"guarded", "export"})
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void alternatingBenchesRunEachHubInAProcessOfItsOwn(String bench) throws Exception {
-        CliRun run = CliRun.parley("bench", bench, "--hub", "child", "--quick", "--json");
+        CliRun run = CliRun.parley("bench", bench, "--hub", "child", "--quick", "--json", "--jit-settle",
+                "--max-warmup", "1");
         JsonNode r = result(run);
         assertEquals("child", r.path("hub").asText(), run::describe);
         assertEquals(2, r.path("runs").size(), run::describe);
@@ -109,6 +112,7 @@ class BenchChildHubTest {
             assertEquals(0, each.path("errors").asLong(), run::describe);
             assertTrue(each.path("hubCpuMicrosPerSend").asDouble() > 0,
                     () -> "the child hub's CPU over the sends accepted in the window\n" + run.describe());
+            assertEquals(2, each.path("jitWatchedJvms").asInt(), () -> "the bench's JVM and the hub's\n" + run.describe());
         }
         if (bench.equals("guarded")) {
             assertEquals(20, r.path("guardedHub").path("rules").asInt(), run::describe);
