@@ -2,6 +2,7 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.parley.core.AgentSpec;
+import dev.parley.core.IoReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,7 +32,7 @@ final class AgentCommand extends CommandGroup {
             try {
                 text = Files.readString(spec, StandardCharsets.UTF_8);
             } catch (IOException e) {
-                throw HubException.local("invalid_spec", "cannot read the spec " + spec + ": " + e.getMessage(), e);
+                throw HubException.local("invalid_spec", "cannot read the spec " + spec + ": " + IoReason.of(e), e);
             }
             JsonNode agent = client.post("/v1/agents", JsonTrees.object().put("spec", text));
             emit(agent, () -> line("started", "agent", field(agent, "id"), "parent", field(agent, "parent"),

@@ -1,6 +1,7 @@
 package dev.parley.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.IoReason;
 import dev.parley.nats.auth.AuthorityFile;
 import dev.parley.nats.auth.GatewayId;
 import dev.parley.nats.auth.NatsAuthority;
@@ -228,7 +229,7 @@ final class GatewayCommand extends CommandGroup {
             try {
                 configuration = conf == null ? null : Files.readString(conf, StandardCharsets.UTF_8);
             } catch (IOException e) {
-                err.println("parley: gateway revoke: cannot read " + conf + " (" + e.getMessage()
+                err.println("parley: gateway revoke: cannot read " + conf + " (" + IoReason.of(e)
                         + "); nothing changed");
                 return ExitStatus.REFUSED;
             }

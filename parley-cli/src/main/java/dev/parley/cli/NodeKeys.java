@@ -1,5 +1,6 @@
 package dev.parley.cli;
 
+import dev.parley.core.IoReason;
 import dev.parley.core.NodeProof;
 
 import java.io.IOException;
@@ -100,7 +101,7 @@ final class NodeKeys {
             privateKey = KeyFactory.getInstance(ALGORITHM).generatePrivate(new PKCS8EncodedKeySpec(der));
             publicKey = Files.readString(dir.resolve(PUBLIC_FILE), StandardCharsets.UTF_8).strip();
         } catch (IOException e) {
-            throw failure("cannot read the node key in " + dir + ": " + e.getMessage(), e);
+            throw failure("cannot read the node key in " + dir + ": " + IoReason.of(e), e);
         } catch (GeneralSecurityException | IllegalArgumentException e) {
             throw failure(dir.resolve(PRIVATE_FILE) + " is not a PKCS#8 Ed25519 private key", e);
         }

@@ -2,6 +2,7 @@ package dev.parley.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.parley.core.IoReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -57,7 +58,7 @@ final class SchemaCommand extends CommandGroup {
             text = file.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
                     : Files.readString(Path.of(file), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new ParameterException(spec.commandLine(), option + ": cannot read " + file + ": " + e.getMessage());
+            throw new ParameterException(spec.commandLine(), option + ": cannot read " + file + ": " + IoReason.of(e));
         }
         try {
             JsonNode document = JsonTrees.read(text);

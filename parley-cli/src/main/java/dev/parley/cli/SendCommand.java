@@ -3,6 +3,7 @@ package dev.parley.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.parley.core.IoReason;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -138,6 +139,10 @@ final class SendCommand extends ClientCommand {
                 "id", field(receipt, "id"), "seq", field(receipt, "seq"), "to", field(receipt, "to")));
     }
 
+    private ParameterException unreadable(String why) {
+        return new ParameterException(spec.commandLine(), "--batch: cannot read " + batch + ": " + why);
+    }
+
     /** The messages of {@code --batch}, one JSON object per non-blank line; a line that is not one is a usage error. */
     private List<JsonNode> readLines() {
         List<String> lines;
@@ -145,8 +150,10 @@ final class SendCommand extends ClientCommand {
             lines = batch.equals("-")
                     ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).lines().toList()
                     : Files.readAllLines(Path.of(batch), StandardCharsets.UTF_8);
-        } catch (IOException | UncheckedIOException e) {
-            throw new ParameterException(spec.commandLine(), "--batch: cannot read " + batch + ": " + e.getMessage());
+        } catch (IOException e) {
+            throw unreadable(IoReason.of(e));
+        } catch (UncheckedIOException e) { // from reading stdin's lines
+            throw unreadable(IoReason.of(e));
         }
         List<JsonNode> messages = new ArrayList<>(lines.size());
         for (int i = 0; i < lines.size(); i++) {

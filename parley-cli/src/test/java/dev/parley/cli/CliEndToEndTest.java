@@ -124,6 +124,15 @@ class CliEndToEndTest {
         assertEquals(ExitStatus.USAGE, malformed.exit, malformed::describe);
         assertTrue(malformed.err().contains("line 2 is not JSON"), malformed::describe);
         assertEquals("", malformed.out(), "the file is read whole before anything is sent");
+
+        // the reason in words, not the JDK's message (which is the path again) nor its class
+        Path missing = data.resolve("no-such.jsonl");
+        CliRun unreadable = parley(as(hub, lead, "send", "--batch", missing.toString()));
+        assertEquals(ExitStatus.USAGE, unreadable.exit, unreadable::describe);
+        assertTrue(unreadable.err().contains("--batch: cannot read " + missing + ": file not found"), unreadable::describe);
+        CliRun directory = parley(as(hub, lead, "send", "--batch", data.toString()));
+        assertEquals(ExitStatus.USAGE, directory.exit, directory::describe);
+        assertTrue(directory.err().contains("--batch: cannot read " + data + ": Is a directory"), directory::describe);
     }
 
     @Test

@@ -1,11 +1,10 @@
 package dev.parley.server.policy;
 
+import dev.parley.core.IoReason;
 import dev.parley.core.PolicyRules;
 import dev.parley.server.metrics.Metrics;
 
 import java.io.IOException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -96,7 +95,7 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
             live.lastStamp = stamp;
             live.lastDigest = digest(bytes);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read the policy file " + path + ": " + unreadable(e), e);
+            throw new IllegalArgumentException("cannot read the policy file " + path + ": " + IoReason.of(e), e);
         } catch (PolicyCompiler.Refused e) {
             throw new IllegalArgumentException("the policy file " + path + " is refused: " + e.getMessage());
         }
@@ -170,8 +169,8 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
                         + ") stay: " + e.getMessage(), e.problems());
             }
         } catch (IOException e) {
-            refuse("cannot read the policy file " + path + ": " + unreadable(e), List.of(new PolicyCompiler.Problem(
-                    Optional.empty(), Optional.empty(), unreadable(e))));
+            refuse("cannot read the policy file " + path + ": " + IoReason.of(e), List.of(new PolicyCompiler.Problem(
+                    Optional.empty(), Optional.empty(), IoReason.of(e))));
         } catch (RuntimeException e) {
             LOG.log(Level.SEVERE, "reading the policy file " + path + " failed", e);
             refuse("the policy file " + path + " could not be read; the rules in force stay and the hub log has the"
@@ -212,16 +211,6 @@ public final class LivePolicy implements PolicyRules, AutoCloseable {
         LOG.log(Level.WARNING, message);
         state.updateAndGet(s -> new State(s.counted(), s.quiet(), s.permissions(), s.document(), s.source(), s.loadedAt(),
                 Optional.of(new LoadError(clock.instant(), message, problems))));
-    }
-
-    /** Why a file could not be read, without the exception's class. */
-    private static String unreadable(IOException e) {
-        return switch (e) {
-            case AccessDeniedException denied -> "permission denied";
-            case NoSuchFileException missing -> "file not found";
-            case FileSystemException other when other.getReason() != null -> other.getReason();
-            default -> e.getMessage() != null ? e.getMessage() : "an I/O error";
-        };
     }
 
     private static Stamp stamp(Path path) throws IOException {
