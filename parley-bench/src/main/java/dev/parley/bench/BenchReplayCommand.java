@@ -69,8 +69,8 @@ public final class BenchReplayCommand implements Callable<Integer> {
             description = "Replays from each cursor; the table shows each, the JSON the best and the median (default: ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--child-hub", description = "Run the hub as a child process (parley serve) instead of in this JVM.")
-    boolean childHub;
+    @Mixin
+    HubPlacementOption placement = new HubPlacementOption();
 
     @Option(names = "--replay-timeout", defaultValue = "300",
             description = "Seconds one replay may take before it counts as failed (default: ${DEFAULT-VALUE}).")
@@ -93,7 +93,7 @@ public final class BenchReplayCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         double load0 = BenchSupport.loadAverage();
-        try (BenchHub hub = childHub ? BenchHub.child(bench.serve(spec), List.of(), Map.of(), List.of(), 0) : BenchHub.inProcess()) {
+        try (BenchHub hub = placement.launcher(bench).start()) {
             BenchSupport.progress(err, "hub at " + hub.url() + (hub.isChild() ? " (child process " + hub.pid() + ")" : " (in process)"));
             hub.createNode(LEAD, null);
             String inboxToken = hub.createNode(INBOX, LEAD);

@@ -24,7 +24,7 @@ import picocli.CommandLine.Spec;
  * one broadcast to all of them.
  *
  * <p>The hub runs as a child process ({@code parley serve} with this JVM's java and class
- * path, under {@code ulimit -n}) so that its memory is measured alone; {@code --in-process}
+ * path, under {@code ulimit -n}) so that its memory is measured alone; {@code --hub in-process}
  * runs it in this JVM instead (then RSS includes the client). N nodes labelled
  * {@code bench=streams} are created as children of {@code ceil(N / per-lead)} root leads (the
  * default depth policy allows roots and their children; small groups keep each node's
@@ -85,8 +85,8 @@ public final class BenchStreamsCommand implements Callable<Integer> {
             description = "A JVM option for the hub's process (repeatable), e.g. --hub-java-opt=-Xmx512m.")
     List<String> hubJavaOpts = new ArrayList<>();
 
-    @Option(names = "--in-process", description = "Run the hub in this JVM (RSS then includes the bench client).")
-    boolean inProcess;
+    @Mixin
+    HubPlacementOption placement = new HubPlacementOption(HubPlacementOption.CHILD);
 
     @Option(names = "--broadcast-timeout", defaultValue = "60",
             description = "Seconds to wait for the broadcast to reach every stream (default: ${DEFAULT-VALUE}).")
@@ -124,8 +124,7 @@ public final class BenchStreamsCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         double load0 = BenchSupport.loadAverage();
-        try (BenchHub hub = inProcess ? BenchHub.inProcess()
-                : BenchHub.child(bench.serve(spec), List.of(), Map.of(), hubJavaOpts, openFiles)) {
+        try (BenchHub hub = placement.launcher(bench).start(c -> c, List.of(), Map.of(), hubJavaOpts, openFiles)) {
             long pid = hub.pid();
             BenchSupport.progress(err, "hub at " + hub.url() + (hub.isChild() ? " (child process " + pid + ")" : " (in process)")
                     + ", open-files limit " + hub.openFilesLimit().orElse(-1));

@@ -23,10 +23,21 @@ final class HubPlacementOption {
     @Spec(Spec.Target.MIXEE)
     private CommandSpec mixee;
 
-    @Option(names = "--hub", defaultValue = IN_PROCESS, paramLabel = "WHERE",
-            description = "Where each Parley hub runs: in-process (this JVM, its CPU counted with the bench client's) or "
-                    + "child (`parley serve` in a process of its own, its CPU measured apart) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--hub", paramLabel = "WHERE",
+            description = "Where each Parley hub runs: in-process (this JVM, its CPU and memory counted with the bench "
+                    + "client's) or child (`parley serve` in a process of its own, measured apart) (default: "
+                    + "${DEFAULT-VALUE}).")
     String where;
+
+    /** {@code --hub}, {@code in-process} unless given. */
+    HubPlacementOption() {
+        this(IN_PROCESS);
+    }
+
+    /** {@code --hub}, {@code where} unless given: a bench that measures a hub's memory alone runs it apart. */
+    HubPlacementOption(String where) {
+        this.where = where;
+    }
 
     /** Whether hubs run as child processes; a usage error for a value that is neither. */
     boolean child() {
@@ -50,7 +61,13 @@ final class HubPlacementOption {
          */
         BenchHub start(UnaryOperator<HubConfig> config, List<String> serveArgs, Map<String, String> env)
                 throws IOException {
-            return child.isPresent() ? BenchHub.child(child.get(), serveArgs, env, List.of(), 0)
+            return start(config, serveArgs, env, List.of(), 0);
+        }
+
+        /** A child also gets {@code jvmArgs} and runs under {@code ulimit -n openFiles} (when above 0). */
+        BenchHub start(UnaryOperator<HubConfig> config, List<String> serveArgs, Map<String, String> env,
+                       List<String> jvmArgs, int openFiles) throws IOException {
+            return child.isPresent() ? BenchHub.child(child.get(), serveArgs, env, jvmArgs, openFiles)
                     : BenchHub.inProcess(config);
         }
 
