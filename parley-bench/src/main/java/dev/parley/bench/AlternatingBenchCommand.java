@@ -247,8 +247,8 @@ abstract sealed class AlternatingBenchCommand implements Callable<Integer>
                 + goal.text() + ")");
         report.put("senders", load.senders).put("inboxes", targets.inboxes).put("size", load.size);
         kind().ifPresent(k -> report.put("kind", k));
-        report.put("hub", placement.where).put("warmupSeconds", window.warmup).put("jitSettle", settle.jitSettle).put("windowSeconds", window.seconds)
-                .put("rounds", rounds);
+        report.put("hub", placement.where).put("warmupSeconds", window.warmup).put("jitSettle", settle.jitSettle)
+                .put("windowSeconds", window.seconds).put("rounds", rounds);
         List<Map<String, Object>> each = new ArrayList<>();
         for (Run run : runs) {
             Map<String, Object> o = new LinkedHashMap<>();

@@ -100,9 +100,10 @@ public final class BenchHub implements AutoCloseable {
      * directory and a free port, waits until {@code /healthz} answers, and returns.
      * {@code serveArgs} are added to {@code serve} (e.g. {@code --policy F});
      * {@code --rate 1000000 --burst 10000000} is passed unless {@code serveArgs} sets a rate.
-     * {@code env} is added to its environment, {@code jvmArgs} go to the child JVM. When {@code openFiles} &gt; 0 the child runs under
-     * {@code bash -c 'ulimit -n <openFiles>; exec java …'} (the limit actually in force is
-     * {@link #openFilesLimit()}).
+     * {@code env} is added to its environment (in which no {@code OTEL_} variable of this
+     * process's is left), {@code jvmArgs} go to the child JVM. When {@code openFiles} &gt; 0 the
+     * child runs under {@code bash -c 'ulimit -n <openFiles>; exec java …'} (the limit actually
+     * in force is {@link #openFilesLimit()}).
      */
     public static BenchHub child(ParleyServe serve, List<String> serveArgs, Map<String, String> env,
                                  List<String> jvmArgs, int openFiles) throws IOException {
