@@ -121,6 +121,12 @@ public final class BenchStreamsCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "--per-lead, --selectors, --connecting and --broadcast-timeout must be positive, --settle not negative");
         }
+        boolean ownProcessOptions = !hubJavaOpts.isEmpty()
+                || spec.commandLine().getParseResult().hasMatchedOption("--open-files");
+        if (ownProcessOptions && !placement.child()) {
+            throw new ParameterException(spec.commandLine(),
+                    "--hub-java-opt and --open-files set up a hub's own process: they need --hub child");
+        }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         double load0 = BenchSupport.loadAverage();

@@ -123,6 +123,26 @@ class BenchQuickTest {
         assertTrue(err.toString().contains("--max-warmup must be at least 1"), err.toString());
     }
 
+    /**
+     * {@code --hub} takes in-process or child, and the options that set up a hub's own process
+     * ({@code bench streams --hub-java-opt}, {@code --open-files}) need a child: refused as usage
+     * before any hub starts.
+     */
+    @Test
+    void hubPlacementsAreCheckedBeforeAnyHubStarts() {
+        for (String[] args : List.of(new String[] {"streams", "--quick", "--hub", "in-process", "--open-files", "1024"},
+                new String[] {"streams", "--quick", "--hub", "in-process", "--hub-java-opt=-Xmx256m"},
+                new String[] {"guarded", "--quick", "--hub", "elsewhere"},
+                new String[] {"replay", "--quick", "--hub", "elsewhere"},
+                new String[] {"compare", "--quick", "--hub", "elsewhere"})) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            assertEquals(2, BenchRun.execute(out, err, args), String.join(" ", args) + ": " + err);
+            assertTrue(err.toString().contains(args[3].equals("elsewhere") ? "--hub must be in-process or child"
+                    : "need --hub child"), err.toString());
+        }
+    }
+
     /** Rounds compare the two sides: with one side only or with the floor they are refused as usage, as are 0 and 21. */
     @Test
     void roundsAreRefusedWithOneSideTheFloorOrOutOfRange() {
