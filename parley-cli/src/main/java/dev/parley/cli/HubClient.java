@@ -205,6 +205,7 @@ final class HubClient implements AutoCloseable {
     }
 
     private JsonNode exchange(String method, String path, JsonNode body, Duration hold) throws InterruptedException {
+        JsonTrees.prepareReading();
         HttpURLConnection connection = open(method, path, "application/json", ANSWER_TIMEOUT.plus(hold));
         String text;
         int status;

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The client commands' JSON trees, read and written without Jackson's {@code ObjectMapper}:
@@ -30,6 +31,7 @@ import java.util.Map;
 final class JsonTrees {
     private static final JsonFactory FACTORY = new JsonFactory();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final AtomicBoolean READING_PREPARED = new AtomicBoolean();
 
     private JsonTrees() {
     }
@@ -50,6 +52,25 @@ final class JsonTrees {
         ArrayNode array = NODES.arrayNode(items.size());
         items.forEach(array::add);
         return array;
+    }
+
+    /**
+     * Readies {@link #read} on a thread of its own, once a process, for a caller about to wait
+     * on the network. A parser's first use initializes Jackson's number constants and with them
+     * {@code BigDecimal}, whose class initializer on JDK 25 squares a 150,000-bit number in the
+     * interpreter: 13–27 ms of a {@code parley send} on the 2-core test machine, spent while
+     * the hub commits the message instead of after (BENCHMARKS.md, "Issue 15, stop 67").
+     */
+    static void prepareReading() {
+        if (READING_PREPARED.compareAndSet(false, true)) {
+            Thread.ofPlatform().daemon().name("parley-json-reader-set-up").start(() -> {
+                try {
+                    read("[0]");
+                } catch (JsonProcessingException e) {
+                    throw new IllegalStateException("a constant does not parse", e);
+                }
+            });
+        }
     }
 
     /** The first JSON value of {@code text}, or a missing node when it holds none. */
