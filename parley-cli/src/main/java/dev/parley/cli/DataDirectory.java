@@ -8,7 +8,7 @@ import java.nio.file.Path;
 final class DataDirectory {
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "${env:PARLEY_DATA:-parley-data}",
             description = "The hub's data directory (default: env PARLEY_DATA, else ./parley-data).")
-    private Path dir;
+    Path dir;
 
     Path path() {
         return dir;

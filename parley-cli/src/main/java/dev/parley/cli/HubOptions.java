@@ -16,19 +16,19 @@ public final class HubOptions {
     static final String DEFAULT_URL = "http://127.0.0.1:7420";
 
     @Spec(Spec.Target.MIXEE)
-    private CommandSpec mixee;
+    CommandSpec mixee;
 
     @Option(names = "--url", paramLabel = "URL", defaultValue = "${env:PARLEY_URL:-" + DEFAULT_URL + "}",
             description = {"Hub base URL.", "Default: env PARLEY_URL, else " + DEFAULT_URL + "."})
-    private String url;
+    String url;
 
     // No ${DEFAULT-VALUE} in the description: --help must never print the secret.
     @Option(names = "--token", paramLabel = "TOKEN", defaultValue = "${env:PARLEY_TOKEN}",
             description = {"Bearer token of the node (or admin) to act as.", "Default: env PARLEY_TOKEN."})
-    private String token;
+    String token;
 
     @Option(names = "--json", description = "Print the hub's JSON answer instead of the readable form.")
-    private boolean json;
+    boolean json;
 
     boolean json() {
         return json;

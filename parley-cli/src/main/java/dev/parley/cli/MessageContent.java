@@ -19,11 +19,11 @@ import java.util.List;
 public final class MessageContent {
 
     @Spec(Spec.Target.MIXEE)
-    private CommandSpec mixee;
+    CommandSpec mixee;
 
     @Option(names = "--data", paramLabel = "JSON", converter = JsonArgument.Converter.class,
             description = "Structured payload, any JSON value.")
-    private JsonArgument data;
+    JsonArgument data;
 
     /** Puts {@code text} and {@code data} into {@code body}; {@code words} are the positional TEXT. */
     void fill(ObjectNode body, List<String> words) {

@@ -7,11 +7,12 @@ import picocli.CommandLine.ScopeType;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * {@code parley}: the root command. Tests drive it in-process with {@link #all()}; {@link Main}
- * runs {@link #forArgs}, which builds only the subcommand the arguments name.
+ * {@code parley}: the root command. {@link Main} and the tests run {@link #forArgs}, which builds
+ * only the subcommand the arguments name.
  */
 @Command(name = "parley", scope = ScopeType.INHERIT, // subcommands share --version and the exit-code footer
         mixinStandardHelpOptions = true,
@@ -75,29 +76,44 @@ public final class ParleyCommand extends CommandGroup {
         return all;
     }
 
-    /** The whole command, every subcommand built: what the help lists and the tests drive. */
+    /** The commands as written at build time, when this build wrote them. */
+    private static final Optional<PrebuiltCommands> PREBUILT = PrebuiltCommands.load();
+
+    /**
+     * The whole command, every subcommand built from its annotations: what the help lists, and
+     * what the build transcribes into {@link PrebuiltCommands}.
+     */
     public static CommandLine all() {
-        return with(name -> true);
+        return annotated(name -> true);
     }
 
     /**
-     * The command for {@code args}. Building a subcommand costs picocli's reflection over it and
-     * all its nested commands (about half a second for all of them on a cold JVM), so when the
-     * first argument names one, only that one is built: {@code parley send} pays for
-     * {@code send} alone; {@code parley --version} (or {@code -V}) alone needs none. Anything
-     * else ({@code help}, another option, a typo, nothing) gets them all, to list them.
+     * The command for {@code args}. Building a subcommand from its annotations costs picocli's
+     * reflection over it and all its nested commands, and a cold JVM a proxy class for each
+     * annotation type, so when the first argument names a subcommand only that one is built, from
+     * the model the build wrote where there is one: {@code parley send} pays for {@code send}
+     * alone, and reads no annotation. {@code parley --version} (or {@code -V}) alone needs no
+     * subcommand. Anything else ({@code help}, another option, a typo, nothing) gets them all, to
+     * list them.
      */
     public static CommandLine forArgs(String... args) {
+        PrebuiltCommands prebuilt = PREBUILT.orElse(null);
         if (args.length > 0 && SUBCOMMANDS.containsKey(args[0]) && !args[0].equals("help")) {
-            return with(args[0]::equals);
+            CommandLine written = prebuilt == null ? null : prebuilt.subcommand(args[0]);
+            if (written == null) {
+                return annotated(args[0]::equals);
+            }
+            CommandLine root = prebuilt.root();
+            root.addSubcommand(args[0], written);
+            return root;
         }
         if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
-            return with(name -> false);
+            return prebuilt == null ? annotated(name -> false) : prebuilt.root();
         }
         return all();
     }
 
-    private static CommandLine with(Predicate<String> wanted) {
+    private static CommandLine annotated(Predicate<String> wanted) {
         CommandLine root = new CommandLine(new ParleyCommand());
         SUBCOMMANDS.forEach((name, type) -> {
             if (wanted.test(name)) {

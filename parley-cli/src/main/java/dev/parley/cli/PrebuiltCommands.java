@@ -1,0 +1,35 @@
+package dev.parley.cli;
+
+import picocli.CommandLine;
+
+/**
+ * The commands as picocli's programmatic model, written at build time from the annotated
+ * classes (parley-build-tools' {@code CommandModelSource}, run by this module's build) and built
+ * without reading an annotation: reading them made a cold JVM spin a proxy class for each
+ * annotation type, most of the 70 ms picocli took to build {@code parley send} (BENCHMARKS.md,
+ * "Issue 15, stop 67"). The annotated classes stay the definition; {@code PrebuiltCommandsTest}
+ * holds the two models equal. The written model sets the commands' fields directly, so fields
+ * that options, mixins and {@code @Spec} set are package-private, not private: a private one
+ * leaves its command to be read from its annotations at run time, and the build says so.
+ */
+interface PrebuiltCommands {
+    /** The class the build writes; absent when the sources were compiled without that step (an IDE). */
+    String WRITTEN = "dev.parley.cli.WrittenCommands";
+
+    /** The root command alone, without subcommands. */
+    CommandLine root();
+
+    /** The root's subcommand {@code name} with its own subcommands, or null when it is built from its annotations. */
+    CommandLine subcommand(String name);
+
+    /** The written commands, or empty when this build has none. */
+    static java.util.Optional<PrebuiltCommands> load() {
+        try {
+            return java.util.Optional.of((PrebuiltCommands) Class.forName(WRITTEN).getDeclaredConstructor().newInstance());
+        } catch (ClassNotFoundException e) {
+            return java.util.Optional.empty();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("the written commands cannot be made", e);
+        }
+    }
+}
