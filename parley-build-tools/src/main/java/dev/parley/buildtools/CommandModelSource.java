@@ -8,7 +8,6 @@ import picocli.CommandLine.Model.IAnnotatedElement;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Model.PositionalParamSpec;
 import picocli.CommandLine.Model.UsageMessageSpec;
-import picocli.CommandLine.Range;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
@@ -65,7 +64,7 @@ public final class CommandModelSource {
     private final Map<String, String> subcommands = new LinkedHashMap<>();
     private final List<String> skipped = new ArrayList<>();
 
-    private CommandModelSource(String packageName, String className) {
+    CommandModelSource(String packageName, String className) {
         this.packageName = packageName;
         this.className = className;
     }
@@ -99,6 +98,12 @@ public final class CommandModelSource {
         Files.write(file, bytes);
     }
 
+    /** Why each subcommand left out of the last {@link #write} was, by its name first. */
+    List<String> skipped() {
+        return List.copyOf(skipped);
+    }
+
+    /** The source of the class that builds {@code root} (alone) and those of its subcommands this writer can transcribe. */
     String write(CommandLine root) {
         String rootMethod = command(root.getCommandSpec(), "root", false);
         for (Map.Entry<String, CommandLine> sub : root.getSubcommands().entrySet()) {
@@ -129,10 +134,9 @@ public final class CommandModelSource {
         out.append("import picocli.CommandLine.Model.IGetter;\n");
         out.append("import picocli.CommandLine.Model.IScope;\n");
         out.append("import picocli.CommandLine.Model.ISetter;\n");
-        out.append("import picocli.CommandLine.Model.OptionSpec;\n");
-        out.append("import picocli.CommandLine.Model.PositionalParamSpec;\n");
         out.append("import picocli.CommandLine.Model.ITypeInfo;\n");
-        out.append("import picocli.CommandLine.Model.UsageMessageSpec;\n\n");
+        out.append("import picocli.CommandLine.Model.OptionSpec;\n");
+        out.append("import picocli.CommandLine.Model.PositionalParamSpec;\n\n");
         out.append("/** Written by parley-build-tools' CommandModelSource from the annotated commands; do not edit. */\n");
         out.append("@SuppressWarnings({\"unchecked\", \"rawtypes\", \"deprecation\"})\n");
         out.append("final class ").append(className).append(" implements PrebuiltCommands {\n");
@@ -274,7 +278,7 @@ public final class CommandModelSource {
             }
             String argument;
             if (value instanceof String[] lines) {
-                argument = literals(lines);
+                argument = array(lines);
             } else if (value instanceof String text) {
                 argument = literal(text);
             } else if (value instanceof Boolean || value instanceof Integer) {
@@ -373,7 +377,7 @@ public final class CommandModelSource {
         if (arg.descriptionKey() != null) {
             out.append(".descriptionKey(").append(literal(arg.descriptionKey())).append(')');
         }
-        out.append("\n                    .description(").append(literals((String[]) raw(arg, "description"))).append(')');
+        out.append("\n                    .description(").append(array((String[]) raw(arg, "description"))).append(')');
         String paramLabel = (String) raw(arg, "paramLabel");
         if (paramLabel != null) {
             out.append(".paramLabel(").append(literal(paramLabel)).append(')');
@@ -580,6 +584,11 @@ public final class CommandModelSource {
 
     private static boolean isEmpty(String text) {
         return text == null || text.isEmpty();
+    }
+
+    /** An array expression: an empty one as varargs would call the getter of the same name instead. */
+    private static String array(String[] texts) {
+        return "new String[] {" + literals(texts) + "}";
     }
 
     private static String literals(String[] texts) {
