@@ -41,7 +41,8 @@ import java.util.stream.Collectors;
  *
  * <p>A subcommand of the root that uses something this writer does not transcribe (a class
  * outside the written class's package, a private field, a method-bound option, a nested group)
- * is left out and named on stderr; the CLI builds those by reflection as before. The root must
+ * is left out, with the reason in the written class's comment; the CLI builds those from their
+ * annotations as before. The root must
  * be transcribable. Usage: {@code CommandModelSource <source dir> <class>#<static method giving
  * the annotated root CommandLine> <simple name of the class to write>}.
  */
@@ -84,9 +85,6 @@ public final class CommandModelSource {
         Path file = Path.of(args[0]).resolve(owner.getPackageName().replace('.', '/')).resolve(args[2] + ".java");
         Files.createDirectories(file.getParent());
         writeIfChanged(file, text);
-        for (String reason : source.skipped) {
-            System.err.println("CommandModelSource: built by reflection at run time: " + reason);
-        }
     }
 
     /** Leaves an unchanged file alone, so that the compiler has nothing to redo. */
@@ -137,7 +135,12 @@ public final class CommandModelSource {
         out.append("import picocli.CommandLine.Model.ITypeInfo;\n");
         out.append("import picocli.CommandLine.Model.OptionSpec;\n");
         out.append("import picocli.CommandLine.Model.PositionalParamSpec;\n\n");
-        out.append("/** Written by parley-build-tools' CommandModelSource from the annotated commands; do not edit. */\n");
+        out.append("/**\n * Written by parley-build-tools' CommandModelSource from the annotated commands; do not edit.\n");
+        if (!skipped.isEmpty()) {
+            out.append(" * Left to their annotations:\n");
+            skipped.forEach(reason -> out.append(" * - ").append(reason.replace("*/", "* /")).append('\n'));
+        }
+        out.append(" */\n");
         out.append("@SuppressWarnings({\"unchecked\", \"rawtypes\", \"deprecation\"})\n");
         out.append("final class ").append(className).append(" implements PrebuiltCommands {\n");
         out.append("    @Override\n    public CommandLine root() {\n        return ").append(rootMethod).append("();\n    }\n\n");

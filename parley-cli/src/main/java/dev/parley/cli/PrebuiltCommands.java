@@ -10,7 +10,7 @@ import picocli.CommandLine;
  * "Issue 15, stop 67"). The annotated classes stay the definition; {@code PrebuiltCommandsTest}
  * holds the two models equal. The written model sets the commands' fields directly, so fields
  * that options, mixins and {@code @Spec} set are package-private, not private: a private one
- * leaves its command to be read from its annotations at run time, and the build says so.
+ * leaves its command to be read from its annotations at run time, and the written class says why.
  */
 interface PrebuiltCommands {
     /** The class the build writes; absent when the sources were compiled without that step (an IDE). */
