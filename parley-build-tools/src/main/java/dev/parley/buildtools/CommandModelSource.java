@@ -214,7 +214,9 @@ public final class CommandModelSource {
             }
         }
         for (ArgGroupSpec group : spec.argGroups()) {
-            out.append(group(group, scopes, spec));
+            StringBuilder declarations = new StringBuilder();
+            String expression = group(group, null, scopes, spec, declarations);
+            out.append(declarations).append("        spec.addArgGroup(").append(expression).append(");\n");
         }
         for (IAnnotatedElement element : spec.specElements()) {
             if (element.getAnnotation(Spec.class).value() == Spec.Target.MIXEE) {
@@ -295,10 +297,16 @@ public final class CommandModelSource {
         }
     }
 
-    private String group(ArgGroupSpec group, Map<Object, String> scopes, CommandSpec spec) {
-        if (!group.subgroups().isEmpty() || !group.specElements().isEmpty() || group.typeInfo() == null
-                || group.typeInfo().isMultiValue()) {
-            throw new Unsupported(spec.qualifiedName() + ": a group with subgroups, @Spec, or many instances");
+    /**
+     * The builder expression of {@code group}, its scopes declared in {@code declarations} first.
+     * Its object is set through {@code holder}: the scope of the command or mixin that declares
+     * it, or, for a subgroup, of the group around it, whose object picocli makes (and swaps into
+     * that scope) before the subgroup's.
+     */
+    private String group(ArgGroupSpec group, String holder, Map<Object, String> scopes, CommandSpec spec,
+            StringBuilder declarations) {
+        if (!group.specElements().isEmpty() || group.typeInfo() == null || group.typeInfo().isMultiValue()) {
+            throw new Unsupported(spec.qualifiedName() + ": a group with @Spec, or of many objects");
         }
         Class<?> type = group.typeInfo().getType();
         requireAccessible(type, spec.qualifiedName());
@@ -306,9 +314,9 @@ public final class CommandModelSource {
         int index = bind(declared, spec);
         String scope = "group" + scopes.size() + "Scope";
         scopes.put(group, scope);
-        StringBuilder out = new StringBuilder();
-        out.append("        IScope ").append(scope).append(" = new Holder(null);\n");
-        out.append("        spec.addArgGroup(ArgGroupSpec.builder()");
+        String setter = holder != null ? holder : objectOf(declared, scopes, spec) + "Scope";
+        declarations.append("        IScope ").append(scope).append(" = new Holder(null);\n");
+        StringBuilder out = new StringBuilder("ArgGroupSpec.builder()");
         out.append(".exclusive(").append(group.exclusive()).append(')');
         out.append(".multiplicity(").append(literal(group.multiplicity().originalValue())).append(')');
         out.append(".validate(").append(group.validate()).append(')');
@@ -321,16 +329,18 @@ public final class CommandModelSource {
             out.append(".headingKey(").append(literal(group.headingKey())).append(')');
         }
         out.append("\n                .typeInfo(typeOf(").append(typeName(type)).append(".class))");
-        String holder = objectOf(declared, scopes, spec) + "Scope";
-        out.append("\n                .getter(new Binding(").append(index).append(", ").append(holder).append("))")
-                .append(".setter(new Binding(").append(index).append(", ").append(holder).append("))")
-                .append(".scope(").append(holder).append(')');
+        out.append("\n                .getter(new Binding(").append(index).append(", ").append(setter).append("))")
+                .append(".setter(new Binding(").append(index).append(", ").append(setter).append("))")
+                .append(".scope(").append(setter).append(')');
         for (ArgSpec arg : group.args()) {
             out.append("\n                .addArg(").append(arg(arg, "new " + typeName(type) + "()", spec)
                     .replace(GROUP_SCOPE, scope)).append(')');
         }
-        out.append(".build());\n");
-        return out.toString();
+        for (ArgGroupSpec subgroup : group.subgroups()) {
+            out.append("\n                .addSubgroup(").append(group(subgroup, scope, scopes, spec, declarations))
+                    .append(')');
+        }
+        return out.append(".build()").toString();
     }
 
     /**

@@ -19,6 +19,7 @@ import java.io.ByteArrayOutputStream;
 import java.lang.invoke.MethodHandles;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,7 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * CommandModelSource on fixture commands: the source it writes compiles, builds each command
+ * CommandModelSource on fixture commands (every kind of argument the CLI's commands use, groups
+ * within groups among them): the source it writes compiles, builds each command
  * it could transcribe without reading annotations, and sets the same fields picocli sets; a
  * command it cannot transcribe is left out with the reason.
  */
@@ -75,8 +77,16 @@ class CommandModelSourceTest {
             @Option(names = "--left")
             String left;
 
-            @Option(names = "--right")
+            @ArgGroup(exclusive = false, multiplicity = "1")
+            Pair right;
+        }
+
+        static final class Pair {
+            @Option(names = "--right", required = true)
             String right;
+
+            @Option(names = "--tag")
+            List<String> tags = new ArrayList<>();
         }
 
         @Override
@@ -187,6 +197,11 @@ class CommandModelSourceTest {
         assertNotNull(command.either);
         assertEquals("L", command.either.left);
         assertNull(command.either.right);
+
+        root.parseArgs("good", "-c", "3", "--right", "R");
+        assertNull(command.either.left);
+        assertEquals("R", command.either.right.right);
+        assertEquals(List.of(), command.either.right.tags, "a subgroup's field keeps its initial value");
     }
 
     @Test
