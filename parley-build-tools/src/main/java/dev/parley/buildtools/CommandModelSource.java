@@ -40,17 +40,16 @@ import java.util.stream.Collectors;
  * definition of every command; the CLI's tests check the written model against the annotated one.
  *
  * <p>A subcommand of the root that uses something this writer does not transcribe (a class
- * outside the written class's package, a private field, a method-bound option, a nested group)
- * is left out, with the reason in the written class's comment; the CLI builds those from their
- * annotations as before. The root must
+ * outside the written class's package, a private field, an option on a method, a group of many
+ * objects) is left out, with the reason in the written class's comment; the CLI builds those from
+ * their annotations as before. Every name and text is written as declared, never as picocli fills
+ * in its variables ({@code ${env:…}}): the build machine's environment stays out of the source. The root must
  * be transcribable. Usage: {@code CommandModelSource <source dir> <class>#<static method giving
  * the annotated root CommandLine> <simple name of the class to write>}.
  */
 public final class CommandModelSource {
     /** The key picocli files the standard help options' mixin under. */
     private static final String STANDARD_HELP = "mixinStandardHelpOptions";
-    /** Stands for a group's scope in an argument's expression until the group names it. */
-    private static final String GROUP_SCOPE = "GROUP_SCOPE";
 
     /** An option with every setting at its default, to compare against. */
     private static final OptionSpec PLAIN_OPTION = OptionSpec.builder("--plain").build();
@@ -101,23 +100,24 @@ public final class CommandModelSource {
         return List.copyOf(skipped);
     }
 
-    /** The source of the class that builds {@code root} (alone) and those of its subcommands this writer can transcribe. */
+    /**
+     * The source of the class that builds {@code root} (alone) and those of its subcommands this
+     * writer can transcribe. Once an instance: it keeps what it wrote.
+     */
     String write(CommandLine root) {
         String rootMethod = command(root.getCommandSpec(), "root", false);
-        for (Map.Entry<String, CommandLine> sub : root.getSubcommands().entrySet()) {
-            CommandSpec spec = sub.getValue().getCommandSpec();
-            if (!sub.getKey().equals(spec.name())) {
-                continue; // an alias: the same command again
-            }
+        for (CommandLine sub : new java.util.LinkedHashSet<>(root.getSubcommands().values())) { // once each, not once an alias
+            CommandSpec spec = sub.getCommandSpec();
+            String name = (String) raw(spec, "name");
             int before = fields.size();
             Map<String, String> methodsBefore = new LinkedHashMap<>(methods);
             try {
-                subcommands.put(sub.getKey(), command(spec, "command", true));
+                subcommands.put(name, command(spec, "command", true));
             } catch (Unsupported e) {
                 fields.subList(before, fields.size()).clear();
                 methods.clear();
                 methods.putAll(methodsBefore);
-                skipped.add(sub.getKey() + ": " + e.getMessage());
+                skipped.add(name + ": " + e.getMessage());
             }
         }
         return source(rootMethod);
@@ -131,6 +131,7 @@ public final class CommandModelSource {
         out.append("import picocli.CommandLine.Model.CommandSpec;\n");
         out.append("import picocli.CommandLine.Model.IGetter;\n");
         out.append("import picocli.CommandLine.Model.IScope;\n");
+        out.append("import picocli.CommandLine.Model.IScoped;\n");
         out.append("import picocli.CommandLine.Model.ISetter;\n");
         out.append("import picocli.CommandLine.Model.ITypeInfo;\n");
         out.append("import picocli.CommandLine.Model.OptionSpec;\n");
@@ -160,16 +161,18 @@ public final class CommandModelSource {
         methods.put(name, ""); // reserve the name before the subcommands take theirs
         Object user = spec.userObject();
         Class<?> type = user.getClass();
-        requireAccessible(type, spec.qualifiedName());
+        requireAccessible(type, where(spec));
         StringBuilder out = new StringBuilder();
-        out.append("\n    /** {@code ").append(spec.qualifiedName()).append("} */\n");
+        out.append("\n    /** {@code ").append(where(spec)).append("} */\n");
         out.append("    private static CommandLine ").append(name).append("() {\n");
         out.append("        ").append(typeName(type)).append(" user = new ").append(typeName(type)).append("();\n");
         out.append("        CommandSpec spec = CommandSpec.wrapWithoutInspection(user);\n");
         out.append("        IScope userScope = new Holder(user);\n");
         out.append("        spec.name(").append(literal((String) raw(spec, "name"))).append(");\n");
-        if (spec.aliases().length > 0) {
-            out.append("        spec.aliases(").append(literals(spec.aliases())).append(");\n");
+        @SuppressWarnings("unchecked")
+        java.util.Set<String> aliases = (java.util.Set<String>) raw(spec, "aliases");
+        if (!aliases.isEmpty()) {
+            out.append("        spec.aliases(").append(literals(aliases.toArray(String[]::new))).append(");\n");
         }
         String[] version = (String[]) raw(spec, "version");
         if (version != null && version.length > 0 && spec.versionProvider() == null) {
@@ -188,7 +191,7 @@ public final class CommandModelSource {
                 continue;
             }
             Object instance = mixin.getValue().userObject();
-            requireAccessible(instance.getClass(), spec.qualifiedName());
+            requireAccessible(instance.getClass(), where(spec));
             Field declared = field(spec.mixinAnnotatedElements().get(mixin.getKey()), spec);
             String variable = "mixin" + scopes.size();
             out.append("        ").append(typeName(instance.getClass())).append(' ').append(variable)
@@ -197,20 +200,21 @@ public final class CommandModelSource {
             for (IAnnotatedElement element : mixin.getValue().specElements()) {
                 Spec.Target target = element.getAnnotation(Spec.class).value();
                 if (target != Spec.Target.MIXEE) {
-                    throw new Unsupported(spec.qualifiedName() + ": @Spec(" + target + ") in a mixin");
+                    throw new Unsupported(where(spec) + ": @Spec(" + target + ") in a mixin");
                 }
                 out.append("        ").append(access(field(element, spec), variable)).append(" = spec;\n");
             }
             if (!mixin.getValue().mixins().isEmpty() || !mixin.getValue().argGroups().isEmpty()) {
-                throw new Unsupported(spec.qualifiedName() + ": a mixin with mixins or groups of its own");
+                throw new Unsupported(where(spec) + ": a mixin with mixins or groups of its own");
             }
             out.append("        IScope ").append(variable).append("Scope = new Holder(").append(variable).append(");\n");
             scopes.put(instance, variable);
         }
         for (ArgSpec arg : spec.args()) {
             if (arg.group() == null) {
+                String object = objectOf(arg, scopes, spec);
                 out.append("        spec.add").append(arg.isOption() ? "Option" : "Positional").append('(')
-                        .append(arg(arg, objectOf(arg, scopes, spec), spec)).append(");\n");
+                        .append(arg(arg, object, object + "Scope", spec)).append(");\n");
             }
         }
         for (ArgGroupSpec group : spec.argGroups()) {
@@ -220,25 +224,30 @@ public final class CommandModelSource {
         }
         for (IAnnotatedElement element : spec.specElements()) {
             if (element.getAnnotation(Spec.class).value() == Spec.Target.MIXEE) {
-                throw new Unsupported(spec.qualifiedName() + ": @Spec(MIXEE) outside a mixin");
+                throw new Unsupported(where(spec) + ": @Spec(MIXEE) outside a mixin");
             }
             out.append("        ").append(access(field(element, spec), "user")).append(" = spec;\n");
         }
         if (!spec.parentCommandElements().isEmpty() || !spec.unmatchedArgsBindings().isEmpty()) {
-            throw new Unsupported(spec.qualifiedName() + ": @ParentCommand or @Unmatched");
+            throw new Unsupported(where(spec) + ": @ParentCommand or @Unmatched");
         }
         out.append("        CommandLine line = new CommandLine(spec);\n");
-        for (Map.Entry<String, CommandLine> sub : withSubcommands ? spec.subcommands().entrySet()
-                : Map.<String, CommandLine>of().entrySet()) {
-            CommandSpec subSpec = sub.getValue().getCommandSpec();
-            if (sub.getKey().equals(subSpec.name())) {
-                out.append("        line.addSubcommand(").append(literal(sub.getKey())).append(", ")
+        if (withSubcommands) {
+            for (CommandLine sub : new java.util.LinkedHashSet<>(spec.subcommands().values())) {
+                CommandSpec subSpec = sub.getCommandSpec();
+                out.append("        line.addSubcommand(").append(literal((String) raw(subSpec, "name"))).append(", ")
                         .append(command(subSpec, prefix, true)).append("());\n");
             }
         }
         out.append("        return line;\n    }\n");
         methods.put(name, out.toString());
         return name;
+    }
+
+    /** The command's names from the root, as declared. */
+    private static String where(CommandSpec spec) {
+        String name = (String) raw(spec, "name");
+        return spec.parent() == null ? name : where(spec.parent()) + " " + name;
     }
 
     /** Settings of a command this writer does not transcribe must have their defaults. */
@@ -259,7 +268,7 @@ public final class CommandModelSource {
                 && spec.exitCodeOnExecutionException() == plain.exitCodeOnExecutionException());
         same.forEach((setting, isDefault) -> {
             if (!isDefault) {
-                throw new Unsupported(spec.qualifiedName() + ": the command setting " + setting);
+                throw new Unsupported(where(spec) + ": the command setting " + setting);
             }
         });
     }
@@ -306,10 +315,10 @@ public final class CommandModelSource {
     private String group(ArgGroupSpec group, String holder, Map<Object, String> scopes, CommandSpec spec,
             StringBuilder declarations) {
         if (!group.specElements().isEmpty() || group.typeInfo() == null || group.typeInfo().isMultiValue()) {
-            throw new Unsupported(spec.qualifiedName() + ": a group with @Spec, or of many objects");
+            throw new Unsupported(where(spec) + ": a group with @Spec, or of many objects");
         }
         Class<?> type = group.typeInfo().getType();
-        requireAccessible(type, spec.qualifiedName());
+        requireAccessible(type, where(spec));
         Field declared = (Field) raw(group.setter(), "field");
         int index = bind(declared, spec);
         String scope = "group" + scopes.size() + "Scope";
@@ -333,8 +342,7 @@ public final class CommandModelSource {
                 .append(".setter(new Binding(").append(index).append(", ").append(setter).append("))")
                 .append(".scope(").append(setter).append(')');
         for (ArgSpec arg : group.args()) {
-            out.append("\n                .addArg(").append(arg(arg, "new " + typeName(type) + "()", spec)
-                    .replace(GROUP_SCOPE, scope)).append(')');
+            out.append("\n                .addArg(").append(arg(arg, "new " + typeName(type) + "()", scope, spec)).append(')');
         }
         for (ArgGroupSpec subgroup : group.subgroups()) {
             out.append("\n                .addSubgroup(").append(group(subgroup, scope, scopes, spec, declarations))
@@ -344,13 +352,16 @@ public final class CommandModelSource {
     }
 
     /**
-     * The builder expression of one option or positional parameter. {@code object} is the
-     * variable of the object that holds its field now, read for the initial value picocli resets
-     * the field to before each parse; the field is read and written through that object's scope,
-     * or, in a group, through the group's, whose object picocli makes when the group is matched.
+     * The builder expression of one option or positional parameter. {@code object} is an
+     * expression of the object that holds its field now, read for the initial value picocli resets
+     * the field to before each parse; {@code scope} the variable of the scope the field is read
+     * and written through: that object's, or, in a group, the group's, whose object picocli makes
+     * when the group is matched. The standard help options have neither: no one reads their fields.
      */
-    private String arg(ArgSpec arg, String object, CommandSpec spec) {
-        Field field = (Field) arg.userObject();
+    private String arg(ArgSpec arg, String object, String scope, CommandSpec spec) {
+        if (!(arg.userObject() instanceof Field field)) {
+            throw new Unsupported(where(spec) + ": " + arg.userObject() + " is not a field");
+        }
         boolean standardHelp = field.getDeclaringClass() == standardHelpMixin();
         StringBuilder out = new StringBuilder();
         if (arg instanceof OptionSpec option) {
@@ -384,11 +395,12 @@ public final class CommandModelSource {
         if (arg.interactive() || arg.echo() || !isEmpty(arg.prompt()) || arg.parameterConsumer() != null
                 || !arg.preprocessor().getClass().getSimpleName().equals("NoOpParameterPreprocessor")
                 || arg.inherited() || arg.scopeType() != ScopeType.LOCAL) {
-            throw new Unsupported(spec.qualifiedName() + " " + arg.paramLabel()
+            throw new Unsupported(where(spec) + " " + arg.paramLabel()
                     + ": interactive, a consumer, a preprocessor or an inherited scope");
         }
-        if (arg.descriptionKey() != null) {
-            out.append(".descriptionKey(").append(literal(arg.descriptionKey())).append(')');
+        String descriptionKey = (String) raw(arg, "descriptionKey");
+        if (descriptionKey != null) {
+            out.append(".descriptionKey(").append(literal(descriptionKey)).append(')');
         }
         out.append("\n                    .description(").append(array((String[]) raw(arg, "description"))).append(')');
         String paramLabel = (String) raw(arg, "paramLabel");
@@ -424,7 +436,7 @@ public final class CommandModelSource {
             out.append(".defaultValue(").append(literal(defaultValue)).append(')');
         }
         if (!Objects.equals(raw(arg, "mapFallbackValue"), raw(PLAIN_OPTION, "mapFallbackValue"))) {
-            throw new Unsupported(spec.qualifiedName() + " " + arg.paramLabel() + ": a map fallback value");
+            throw new Unsupported(where(spec) + " " + arg.paramLabel() + ": a map fallback value");
         }
         if (arg.showDefaultValue() != CommandLine.Help.Visibility.ON_DEMAND) {
             out.append(".showDefaultValue(CommandLine.Help.Visibility.").append(arg.showDefaultValue()).append(')');
@@ -445,7 +457,6 @@ public final class CommandModelSource {
             out.append(".initialValue(false)"); // the mixin's flag, which no one reads: picocli's parse result says
         } else {
             int index = bind(field, spec);
-            String scope = arg.group() == null ? object + "Scope" : GROUP_SCOPE;
             out.append("\n                    .initialValue(").append(access(field, object)).append(')');
             out.append("\n                    .getter(new Binding(").append(index).append(", ").append(scope)
                     .append(")).setter(new Binding(").append(index).append(", ").append(scope)
@@ -463,11 +474,10 @@ public final class CommandModelSource {
     }
 
     private String objectOf(ArgSpec arg, Map<Object, String> scopes, CommandSpec spec) {
-        Field field = (Field) arg.userObject();
-        if (field.getDeclaringClass() == standardHelpMixin()) {
-            return null;
+        if (!(arg.userObject() instanceof Field field)) {
+            throw new Unsupported(where(spec) + ": " + arg.userObject() + " is not a field");
         }
-        return objectOf(field, scopes, spec);
+        return field.getDeclaringClass() == standardHelpMixin() ? null : objectOf(field, scopes, spec);
     }
 
     /** The variable of the object among {@code scopes} whose class declares (or inherits) {@code field}. */
@@ -477,14 +487,15 @@ public final class CommandModelSource {
                 return scope.getValue();
             }
         }
-        throw new Unsupported(spec.qualifiedName() + ": no object holds " + field);
+        throw new Unsupported(where(spec) + ": no object holds " + field);
     }
 
     private int bind(Field field, CommandSpec spec) {
         if (Modifier.isPrivate(field.getModifiers()) || Modifier.isFinal(field.getModifiers())) {
-            throw new Unsupported(spec.qualifiedName() + ": " + field + " is private or final");
+            throw new Unsupported(where(spec) + ": " + field + " is private or final");
         }
-        requireAccessible(field.getDeclaringClass(), spec.qualifiedName());
+        requireAccessible(field.getDeclaringClass(), where(spec));
+        boxed(field.getGenericType()); // a type the switch cannot cast to fails here, for this command alone
         int index = fields.indexOf(field);
         if (index < 0) {
             fields.add(field);
@@ -495,10 +506,10 @@ public final class CommandModelSource {
 
     private Field field(IAnnotatedElement element, CommandSpec spec) {
         if (!(element.userObject() instanceof Field field)) {
-            throw new Unsupported(spec.qualifiedName() + ": " + element.getToString() + " is not a field");
+            throw new Unsupported(where(spec) + ": " + element.getToString() + " is not a field");
         }
         if (Modifier.isPrivate(field.getModifiers()) || Modifier.isFinal(field.getModifiers())) {
-            throw new Unsupported(spec.qualifiedName() + ": " + field + " is private or final");
+            throw new Unsupported(where(spec) + ": " + field + " is private or final");
         }
         return field;
     }
@@ -510,13 +521,13 @@ public final class CommandModelSource {
     /** {@code new X()} for an object picocli made from a class the annotations name. */
     private String construct(Object made, CommandSpec spec) {
         Class<?> type = made.getClass();
-        requireAccessible(type, spec.qualifiedName());
+        requireAccessible(type, where(spec));
         try {
             if (Modifier.isPrivate(type.getDeclaredConstructor().getModifiers())) {
-                throw new Unsupported(spec.qualifiedName() + ": " + type.getName() + "'s constructor is private");
+                throw new Unsupported(where(spec) + ": " + type.getName() + "'s constructor is private");
             }
         } catch (NoSuchMethodException e) {
-            throw new Unsupported(spec.qualifiedName() + ": " + type.getName() + " has no constructor without arguments");
+            throw new Unsupported(where(spec) + ": " + type.getName() + " has no constructor without arguments");
         }
         return "new " + typeName(type) + "()";
     }
@@ -547,7 +558,8 @@ public final class CommandModelSource {
         out.append("        @Override\n        public <T> T set(T value) {\n            T old = (T) this.value;\n");
         out.append("            this.value = value;\n            return old;\n        }\n    }\n");
         out.append("\n    /** A field, by index, of the object its scope holds. */\n");
-        out.append("    private record Binding(int field, IScope scope) implements IGetter, ISetter {\n");
+        out.append("    private record Binding(int field, IScope scope) implements IGetter, ISetter, IScoped {\n");
+        out.append("        @Override\n        public IScope getScope() {\n            return scope;\n        }\n\n");
         out.append("        @Override\n        public <T> T get() throws Exception {\n");
         out.append("            Object o = scope.get();\n            return (T) switch (field) {\n");
         for (int i = 0; i < fields.size(); i++) {

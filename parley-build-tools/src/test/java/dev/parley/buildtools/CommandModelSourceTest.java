@@ -42,7 +42,7 @@ class CommandModelSourceTest {
     private static final String WRITTEN = "WrittenFixtureCommands";
 
     @Command(name = "fixture", mixinStandardHelpOptions = true, version = "fixture 1",
-            subcommands = {Good.class, Secret.class, HelpCommand.class})
+            subcommands = {Good.class, Secret.class, OnAMethod.class, OddType.class, HelpCommand.class})
     static final class Root implements Runnable {
         @Override
         public void run() {
@@ -112,6 +112,30 @@ class CommandModelSourceTest {
         }
     }
 
+    @Command(name = "on-a-method")
+    static final class OnAMethod implements Runnable {
+        String value;
+
+        @Option(names = "--value")
+        void value(String value) {
+            this.value = value;
+        }
+
+        @Override
+        public void run() {
+        }
+    }
+
+    @Command(name = "odd-type")
+    static final class OddType implements Runnable {
+        @Option(names = "--ratio")
+        float ratio;
+
+        @Override
+        public void run() {
+        }
+    }
+
     private static CommandModelSource writer;
     private static String source;
     private static PrebuiltCommands written;
@@ -157,13 +181,20 @@ class CommandModelSourceTest {
 
     @Test
     void commandsItCannotTranscribeAreLeftOutWithTheReason() {
-        assertNull(written.subcommand("secret"));
-        assertNull(written.subcommand("help"));
-        assertEquals(2, writer.skipped().size(), writer.skipped().toString());
-        assertTrue(writer.skipped().get(0).startsWith("secret: ") && writer.skipped().get(0).contains("private"),
-                writer.skipped().toString());
-        assertTrue(writer.skipped().get(1).startsWith("help: ") && writer.skipped().get(1).contains("outside"),
-                writer.skipped().toString());
+        List<String> skipped = writer.skipped();
+        assertEquals(4, skipped.size(), skipped.toString());
+        assertReason(skipped.get(0), "secret", "private");
+        assertReason(skipped.get(1), "on-a-method", "is not a field");
+        assertReason(skipped.get(2), "odd-type", "float");
+        assertReason(skipped.get(3), "help", "outside");
+        for (String name : List.of("secret", "on-a-method", "odd-type", "help")) {
+            assertNull(written.subcommand(name), name);
+        }
+        assertTrue(source.contains(" * - odd-type: "), "the written class names what it left out");
+    }
+
+    private static void assertReason(String reason, String command, String why) {
+        assertTrue(reason.startsWith(command + ": ") && reason.contains(why), reason);
     }
 
     @Test

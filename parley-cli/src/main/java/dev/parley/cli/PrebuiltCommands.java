@@ -11,9 +11,19 @@ import picocli.CommandLine;
  * holds the two models equal. The written model sets the commands' fields directly, so fields
  * that options, mixins and {@code @Spec} set are package-private, not private: a private one
  * leaves its command to be read from its annotations at run time, and the written class says why.
+ *
+ * <p>The written model differs only where nothing here reads it: a command lists no mixins (its
+ * {@code -h} and {@code -V} are plain options, not picocli's standard-help mixin), and the root's
+ * scope is local, its subcommands written with what they inherit from it already applied; so an
+ * annotated subcommand added to a written root would inherit nothing ({@link ParleyCommand#forArgs}
+ * never does that).
  */
 interface PrebuiltCommands {
-    /** The class the build writes; absent when the sources were compiled without that step (an IDE). */
+    /**
+     * The class the build writes, in its {@code process-classes} phase; absent after
+     * {@code mvn compile} alone, which first removes a previous build's, so that a written model
+     * never outlives the classes it was written from.
+     */
     String WRITTEN = "dev.parley.cli.WrittenCommands";
 
     /** The root command alone, without subcommands. */
@@ -26,7 +36,7 @@ interface PrebuiltCommands {
     static java.util.Optional<PrebuiltCommands> load() {
         try {
             return java.util.Optional.of((PrebuiltCommands) Class.forName(WRITTEN).getDeclaredConstructor().newInstance());
-        } catch (ClassNotFoundException e) {
+        } catch (ClassNotFoundException | LinkageError e) { // none, or one this build cannot load
             return java.util.Optional.empty();
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("the written commands cannot be made", e);

@@ -113,6 +113,40 @@ class PrebuiltCommandsTest {
         assertTrue(checked > 0 || sampled == 0, name + ": no argument took its sample");
     }
 
+    /** What a user sees when the parse fails or help is asked for, before any request is made. */
+    @ParameterizedTest
+    @MethodSource("written")
+    void refusalsAndHelpReadTheSame(String name) {
+        int compared = 0;
+        for (List<String> path : leaves(ParleyCommand.all().getSubcommands().get(name), List.of(name))) {
+            List<List<String>> inputs = new ArrayList<>();
+            inputs.add(List.of("--no-such-option"));
+            inputs.add(List.of("-h"));
+            for (OptionSpec option : find(ParleyCommand.all(), path).getCommandSpec().options()) {
+                if (option.arity().min() > 0) {
+                    inputs.add(List.of(option.longestName())); // its value missing
+                }
+            }
+            for (List<String> input : inputs) {
+                List<String> args = new ArrayList<>(path);
+                args.addAll(input);
+                String[] argv = args.toArray(String[]::new);
+                assertEquals(run(ParleyCommand.all(), argv), run(ParleyCommand.forArgs(argv), argv), args.toString());
+                compared++;
+            }
+        }
+        assertTrue(compared > 0);
+    }
+
+    private static String run(CommandLine cli, String[] args) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        cli.setOut(new java.io.PrintWriter(out, true));
+        cli.setErr(new java.io.PrintWriter(err, true));
+        int exit = cli.execute(args);
+        return "exit " + exit + "\nout:\n" + out + "\nerr:\n" + err;
+    }
+
     private static ArgSpec parse(CommandLine root, List<String> path, List<String> args, ArgSpec like) {
         CommandLine command = find(root, path);
         command.getCommandSpec().parser().collectErrors(true); // a required option may be missing
@@ -159,6 +193,8 @@ class PrebuiltCommandsTest {
             value = "sample";
         } else if (type == int.class || type == Integer.class || type == long.class || type == Long.class) {
             value = "7";
+        } else if (type == double.class || type == Double.class) {
+            value = "2.5";
         } else if (type == Duration.class) {
             value = "30s";
         } else if (Map.class.isAssignableFrom(type)) {
