@@ -2,6 +2,8 @@ package dev.parley.cli;
 
 import picocli.CommandLine;
 
+import java.util.Optional;
+
 /**
  * The commands as picocli's programmatic model, written at build time from the annotated
  * classes (parley-build-tools' {@code CommandModelSource}, run by this module's build) and built
@@ -33,11 +35,11 @@ interface PrebuiltCommands {
     CommandLine subcommand(String name);
 
     /** The written commands, or empty when this build has none. */
-    static java.util.Optional<PrebuiltCommands> load() {
+    static Optional<PrebuiltCommands> load() {
         try {
-            return java.util.Optional.of((PrebuiltCommands) Class.forName(WRITTEN).getDeclaredConstructor().newInstance());
+            return Optional.of((PrebuiltCommands) Class.forName(WRITTEN).getDeclaredConstructor().newInstance());
         } catch (ClassNotFoundException | LinkageError e) { // none, or one this build cannot load
-            return java.util.Optional.empty();
+            return Optional.empty();
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("the written commands cannot be made", e);
         }
