@@ -51,6 +51,8 @@ public final class CommandModelSource {
     /** The key picocli files the standard help options' mixin under. */
     private static final String STANDARD_HELP = "mixinStandardHelpOptions";
 
+    /** The class of picocli's standard help options (-h, -V), whose fields no one reads. */
+    private static final Class<?> STANDARD_HELP_MIXIN = standardHelpMixinClass();
     /** An option with every setting at its default, to compare against. */
     private static final OptionSpec PLAIN_OPTION = OptionSpec.builder("--plain").build();
 
@@ -362,7 +364,7 @@ public final class CommandModelSource {
         if (!(arg.userObject() instanceof Field field)) {
             throw new Unsupported(where(spec) + ": " + arg.userObject() + " is not a field");
         }
-        boolean standardHelp = field.getDeclaringClass() == standardHelpMixin();
+        boolean standardHelp = field.getDeclaringClass() == STANDARD_HELP_MIXIN;
         StringBuilder out = new StringBuilder();
         if (arg instanceof OptionSpec option) {
             OptionSpec.Builder builder = option.toBuilder();
@@ -465,19 +467,11 @@ public final class CommandModelSource {
         return out.append(".build()").toString();
     }
 
-    private static Class<?> standardHelpMixin() {
-        try {
-            return Class.forName("picocli.CommandLine$AutoHelpMixin");
-        } catch (ClassNotFoundException e) {
-            throw new IllegalStateException("this picocli has no standard help mixin", e);
-        }
-    }
-
     private String objectOf(ArgSpec arg, Map<Object, String> scopes, CommandSpec spec) {
         if (!(arg.userObject() instanceof Field field)) {
             throw new Unsupported(where(spec) + ": " + arg.userObject() + " is not a field");
         }
-        return field.getDeclaringClass() == standardHelpMixin() ? null : objectOf(field, scopes, spec);
+        return field.getDeclaringClass() == STANDARD_HELP_MIXIN ? null : objectOf(field, scopes, spec);
     }
 
     /** The variable of the object among {@code scopes} whose class declares (or inherits) {@code field}. */
@@ -491,9 +485,7 @@ public final class CommandModelSource {
     }
 
     private int bind(Field field, CommandSpec spec) {
-        if (Modifier.isPrivate(field.getModifiers()) || Modifier.isFinal(field.getModifiers())) {
-            throw new Unsupported(where(spec) + ": " + field + " is private or final");
-        }
+        requireSettable(field, spec);
         requireAccessible(field.getDeclaringClass(), where(spec));
         boxed(field.getGenericType()); // a type the switch cannot cast to fails here, for this command alone
         int index = fields.indexOf(field);
@@ -508,10 +500,15 @@ public final class CommandModelSource {
         if (!(element.userObject() instanceof Field field)) {
             throw new Unsupported(where(spec) + ": " + element.getToString() + " is not a field");
         }
+        requireSettable(field, spec);
+        return field;
+    }
+
+    /** The written code assigns the field itself, from the written class's package. */
+    private static void requireSettable(Field field, CommandSpec spec) {
         if (Modifier.isPrivate(field.getModifiers()) || Modifier.isFinal(field.getModifiers())) {
             throw new Unsupported(where(spec) + ": " + field + " is private or final");
         }
-        return field;
     }
 
     private String access(Field field, String object) {
@@ -655,6 +652,14 @@ public final class CommandModelSource {
             }
         }
         throw new IllegalStateException("this picocli's " + model.getClass().getName() + " has no field " + name);
+    }
+
+    private static Class<?> standardHelpMixinClass() {
+        try {
+            return Class.forName("picocli.CommandLine$AutoHelpMixin");
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("this picocli has no standard help mixin", e);
+        }
     }
 
     /** A command this writer cannot transcribe; picocli builds it from its annotations at run time. */
